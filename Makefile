@@ -1,0 +1,41 @@
+# scantok developer commands. The UCD and vocabularies are found through UCD_DIR and
+# SCANTOK_VOCAB_DIR; the defaults point at the shared data beside the repository.
+PYTHON ?= python3
+UCD_DIR ?= $(abspath ../shared/ucd)
+SCANTOK_VOCAB_DIR ?= $(abspath ../shared/vocab)
+export UCD_DIR SCANTOK_VOCAB_DIR
+
+.PHONY: all install gen check-gen ucd test bench fuzz sanitize clean
+
+all: install
+
+install:
+	$(PYTHON) -m pip install -e ".[test,gen]"
+
+# Regenerate build/generated/ from gen/patterns/*.toml, the UCD and templates/.
+gen:
+	$(PYTHON) -m gen
+
+# Fails if the committed generated C is not what `make gen` produces.
+check-gen: gen
+	@git status --porcelain -- build/generated | grep . && { echo "build/generated is stale: run make gen and commit"; exit 1; } || true
+
+# Download the pinned UCD files into ucd/<version>/ (SHA-256 checked).
+ucd:
+	$(PYTHON) -m gen.fetch_ucd --all
+
+test:
+	$(PYTHON) -m pytest -q
+
+bench:
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
+
+fuzz:
+	SCANTOK_FUZZ=1 $(PYTHON) tests/fuzz_scanner.py
+	SCANTOK_FUZZ=1 $(PYTHON) -m pytest -q -p no:cacheprovider --hypothesis-profile=fuzz tests
+
+sanitize:
+	bash tests/sanitize/run.sh
+
+clean:
+	rm -rf .pybuild runtime/scantok/_native*.so runtime/*.egg-info

@@ -1,0 +1,1 @@
+"""scantok's scanner compiler: pattern specs + UCD → generated C (run as `python -m gen`)."""

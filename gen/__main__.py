@@ -1,0 +1,76 @@
+"""`python -m gen`: compile every pattern spec into C (the pipeline, stage by stage).
+
+    parse → nfa → determinize → minimize → classes/accel → emit
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from . import ucd as ucd_mod
+from .determinize import determinize
+from .emit import Spec, environment, render_common, render_scanner
+from .minimize import minimize
+from .nfa import build
+from .parse import PatternError, parse
+
+ROOT = Path(__file__).resolve().parent.parent
+PATTERNS = ROOT / "gen" / "patterns"
+OUT = ROOT / "build" / "generated"
+
+
+def load_spec(path: Path) -> Spec:
+    raw = path.read_bytes()
+    data = tomllib.loads(raw.decode("utf-8"))
+    missing = {"name", "pattern"} - data.keys()
+    if missing:
+        raise SystemExit(f"{path}: missing {sorted(missing)}")
+    if data["name"] != path.stem:
+        raise SystemExit(f"{path}: name {data['name']!r} must match the file name")
+    return Spec(name=data["name"], pattern=data["pattern"], description=data.get("description", ""), source=raw)
+
+
+def compile_pattern(pattern: str, ucd):
+    """pattern text → minimised DFA (raises PatternError)."""
+    return minimize(determinize(build(parse(pattern, ucd))))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m gen", description=__doc__)
+    ap.add_argument("--unicode", default=ucd_mod.UNICODE_VERSION, help="Unicode version (default %(default)s)")
+    ap.add_argument("--ucd-dir", default=None, help="folder of <version>/ UCD folders (default: $UCD_DIR or ucd/)")
+    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("-q", "--quiet", action="store_true")
+    args = ap.parse_args(argv)
+
+    ucd = ucd_mod.load(args.unicode, args.ucd_dir)
+    specs = [load_spec(p) for p in sorted(PATTERNS.glob("*.toml"))]
+    env = environment()
+    files = render_common(env, specs, ucd.version)
+    for spec in specs:
+        t0 = time.perf_counter()
+        try:
+            dfa = compile_pattern(spec.pattern, ucd)
+        except PatternError as e:
+            raise SystemExit(f"gen/patterns/{spec.name}.toml: {e}")
+        files[f"scanner_{spec.ident}.c"] = render_scanner(env, spec, dfa, ucd.version)
+        if not args.quiet:
+            print(f"{spec.name}: {len(dfa.trans)} states, {dfa.nclasses} classes "
+                  f"({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("scanner_*.c"):
+        if stale.name not in files:
+            stale.unlink()
+    for name, text in files.items():
+        path = out / name
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

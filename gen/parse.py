@@ -1,0 +1,393 @@
+"""Stage 1: pattern text → syntax tree, with every character set resolved against the UCD.
+
+The accepted language is the subset that tokenizer pre-tokenizers use (see DESIGN.md).
+Anything else raises PatternError naming the construct and its offset: a construct we
+cannot reproduce exactly must never compile to something that merely looks right.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from .charset import CharSet, MAX_CODE_POINT
+
+
+class PatternError(ValueError):
+    """The pattern is malformed or uses a construct outside the supported subset."""
+
+    def __init__(self, message: str, pattern: str, offset: int):
+        self.msg, self.pattern, self.offset = message, pattern, offset
+        super().__init__(f"{message} at offset {offset} in pattern {pattern!r}")
+
+
+# ---- syntax tree -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Chars:
+    """Consume one character from the set."""
+    set: CharSet
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Alt:
+    """Alternatives in priority order (leftmost-first)."""
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Repeat:
+    item: "Node"
+    min: int
+    max: Optional[int]  # None = unbounded
+    mode: str  # "greedy" | "lazy" | "possessive"
+
+
+@dataclass(frozen=True)
+class Look:
+    """A zero-width test of the next character.
+
+    kind "in": the next character is in `set`; "not_in": the next character is not in
+    `set`, or the text ends; "end": the text ends here.
+    """
+    kind: str
+    set: Optional[CharSet] = None
+
+
+Node = Union[Chars, Seq, Alt, Repeat, Look]
+
+EMPTY = Seq(())
+
+_SIMPLE_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B, "a": 0x07, "e": 0x1B}
+_UNSUPPORTED_ESCAPES = {
+    "b": "word boundary \\b", "B": "non-boundary \\B", "A": "start anchor \\A", "G": "\\G anchor",
+    "K": "\\K", "X": "grapheme cluster \\X", "R": "\\R", "N": "\\N", "h": "\\h", "H": "\\H",
+    "m": "word-start \\m", "M": "word-end \\M", "L": "named list \\L", "g": "group reference \\g",
+    "k": "backreference \\k",
+}
+_QUANTIFIER_LIMIT = 1000
+_COUNTED = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+
+
+class _Parser:
+    def __init__(self, pattern: str, ucd):
+        self.p, self.ucd, self.i = pattern, ucd, 0
+        self.ignore_case = False
+
+    # -- helpers
+    def error(self, message: str, offset: Optional[int] = None) -> PatternError:
+        return PatternError(message, self.p, self.i if offset is None else offset)
+
+    def peek(self, k: int = 0) -> str:
+        j = self.i + k
+        return self.p[j] if j < len(self.p) else ""
+
+    def take(self) -> str:
+        if self.i >= len(self.p):
+            raise self.error("unexpected end of pattern")
+        c = self.p[self.i]
+        self.i += 1
+        return c
+
+    def fold(self, cs: CharSet) -> CharSet:
+        return self.ucd.casefold_closure_set(cs) if self.ignore_case else cs
+
+    # -- grammar
+    def parse(self) -> Node:
+        if self.p.startswith("(?i)"):
+            self.ignore_case, self.i = True, 4
+        node = self.alternation()
+        if self.i < len(self.p):
+            raise self.error("unbalanced ')'")
+        return node
+
+    def alternation(self) -> Node:
+        items = [self.sequence()]
+        while self.peek() == "|":
+            self.i += 1
+            items.append(self.sequence())
+        return items[0] if len(items) == 1 else Alt(tuple(items))
+
+    def sequence(self) -> Node:
+        items = []
+        while self.peek() not in ("", "|", ")"):
+            start = self.i
+            atom = self.atom()
+            items.append(self.quantified(atom, start))
+        return items[0] if len(items) == 1 else Seq(tuple(items))
+
+    def quantified(self, atom: Node, atom_offset: int) -> Node:
+        while True:
+            c, at = self.peek(), self.i
+            if c in ("*", "+", "?"):
+                self.i += 1
+                lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
+            elif c == "{" and self._counted_ahead():
+                lo, hi = self.counted()
+            else:
+                return atom
+            if isinstance(atom, Look):
+                raise self.error("quantifier on a zero-width assertion", at)
+            mode = "greedy"
+            if self.peek() == "?":
+                self.i, mode = self.i + 1, "lazy"
+            elif self.peek() == "+":
+                self.i, mode = self.i + 1, "possessive"
+            if mode == "possessive":
+                single = single_class(atom)
+                if single is None:
+                    raise self.error(
+                        "possessive quantifier on an operand that is not a single character class "
+                        "(only X*+, X++, X?+, X{m,n}+ with one-character X are supported)", at)
+                atom = Chars(single)
+            atom = Repeat(atom, lo, hi, mode)
+
+    def _counted_ahead(self) -> bool:
+        m = _COUNTED.match(self.p, self.i)
+        return bool(m and (m.group(1) or m.group(2)))
+
+    def counted(self) -> tuple[int, Optional[int]]:
+        at = self.i
+        j = self.p.index("}", self.i)
+        body = self.p[self.i + 1:j]
+        self.i = j + 1
+        if "," in body:
+            a, b = body.split(",")
+            lo, hi = int(a or 0), (int(b) if b else None)
+        else:
+            lo = hi = int(body)
+        if hi is not None and hi < lo:
+            raise self.error(f"counted repetition {{{body}}} has max < min", at)
+        if max(lo, hi or 0) > _QUANTIFIER_LIMIT:
+            raise self.error(f"counted repetition {{{body}}} exceeds {_QUANTIFIER_LIMIT}", at)
+        return lo, hi
+
+    def atom(self) -> Node:
+        at = self.i
+        c = self.take()
+        if c == "(":
+            return self.group(at)
+        if c == "[":
+            return Chars(self.char_class(at))
+        if c == ".":
+            return Chars(CharSet.of(0x0A).complement())
+        if c == "$":
+            return Look("end")
+        if c == "^":
+            raise self.error("start anchor '^' is not supported", at)
+        if c == "\\":
+            return self.escape(at, in_class=False)
+        if c in ("*", "+", "?"):
+            raise self.error(f"nothing to repeat before {c!r}", at)
+        if c == "{" and self._counted_ahead():
+            raise self.error("nothing to repeat before '{'", at)
+        return Chars(self.fold(CharSet.of(ord(c))))
+
+    def group(self, at: int) -> Node:
+        saved_case = self.ignore_case
+        look = None
+        if self.peek() == "?":
+            self.i += 1
+            c = self.take()
+            if c == ":":
+                pass
+            elif c in ("=", "!"):
+                look = "in" if c == "=" else "not_in"
+            elif c == "<" and self.peek() in ("=", "!"):
+                raise self.error("lookbehind is not supported", at)
+            elif c == "P" and self.peek() == "<" or c == "<":
+                if c == "P":
+                    self.i += 1
+                end = self.p.find(">", self.i)
+                if end < 0:
+                    raise self.error("unterminated group name", at)
+                self.i = end + 1
+            elif c == ">":
+                raise self.error("atomic group (?>...) is not supported", at)
+            elif c == "#":
+                end = self.p.find(")", self.i)
+                if end < 0:
+                    raise self.error("unterminated comment", at)
+                self.i = end + 1
+                return EMPTY
+            elif c == "P" and self.peek() in ("=", ">"):
+                raise self.error("backreference is not supported", at)
+            else:
+                self.i -= 1
+                flags_at = self.i
+                flags = ""
+                while self.peek().isalpha() or self.peek() == "-":
+                    flags += self.take()
+                if flags != "i" or self.peek() not in (":", ")"):
+                    bad = flags or self.peek()
+                    raise self.error(f"inline flag group '(?{bad}' is not supported (only (?i:...))", flags_at)
+                if self.take() == ")":
+                    raise self.error("scoped inline flag (?i) must start the pattern; use (?i:...)", at)
+                self.ignore_case = True
+        body = self.alternation()
+        if self.peek() != ")":
+            raise self.error("missing ')'", at)
+        self.i += 1
+        self.ignore_case = saved_case
+        if look is None:
+            return body
+        single = single_class(body)
+        if single is None:
+            raise self.error("lookahead must test exactly one character class (multi-character lookahead is not supported)", at)
+        return Look(look, single)
+
+    def char_class(self, at: int) -> CharSet:
+        negate = False
+        if self.peek() == "^":
+            negate, self.i = True, self.i + 1
+        items: list[CharSet] = []
+        first = True
+        while True:
+            if self.i >= len(self.p):
+                raise self.error("unterminated character class", at)
+            c, c_at = self.take(), self.i - 1
+            if c == "]" and not first:
+                break
+            first = False
+            if c == "[" and self.peek() == ":":
+                raise self.error("POSIX class [:...:] is not supported", c_at)
+            if c == "\\":
+                item = self.escape(c_at, in_class=True)
+                if not isinstance(item, Chars):
+                    raise self.error("assertion inside a character class", c_at)
+                lo_set = item.set
+            else:
+                lo_set = CharSet.of(ord(c))
+            if self.peek() == "-" and self.peek(1) not in ("]", ""):
+                if len(lo_set) != 1:
+                    raise self.error("character range with a class as its start", c_at)
+                self.i += 1
+                hi_at = self.i
+                h = self.take()
+                if h == "\\":
+                    hi_item = self.escape(hi_at, in_class=True)
+                    if not isinstance(hi_item, Chars) or len(hi_item.set) != 1:
+                        raise self.error("character range with a class as its end", hi_at)
+                    hi = hi_item.set.ranges[0][0]
+                else:
+                    hi = ord(h)
+                lo = lo_set.ranges[0][0]
+                if hi < lo:
+                    raise self.error("bad character range (end before start)", c_at)
+                lo_set = CharSet([(lo, hi)])
+            items.append(lo_set)
+        cs = self.fold(CharSet().union(*items))
+        return cs.complement() if negate else cs
+
+    def escape(self, at: int, in_class: bool) -> Node:
+        c = self.take()
+        u = self.ucd
+        if c in "dDsSwW":
+            base = {"d": u.digit, "s": u.space, "w": u.word}[c.lower()]()
+            return Chars(base if c.islower() else base.complement())
+        if c in "pP":
+            return Chars(self.property(c == "P", at))
+        if c in _SIMPLE_ESCAPES:
+            return Chars(self.fold(CharSet.of(_SIMPLE_ESCAPES[c])))
+        if c in "xuU":
+            return Chars(self.fold(CharSet.of(self.hex_escape(c, at))))
+        if c == "0":
+            digits = ""
+            while len(digits) < 2 and self.peek() in "01234567" and self.peek():
+                digits += self.take()
+            return Chars(self.fold(CharSet.of(int(digits or "0", 8))))
+        if c.isdigit():
+            raise self.error("backreference is not supported", at)
+        if c in ("z", "Z"):
+            if in_class:
+                raise self.error(f"\\{c} inside a character class", at)
+            return Look("end")
+        if c in _UNSUPPORTED_ESCAPES:
+            raise self.error(f"{_UNSUPPORTED_ESCAPES[c]} is not supported", at)
+        if c.isalnum():
+            raise self.error(f"unknown escape \\{c}", at)
+        return Chars(self.fold(CharSet.of(ord(c))))
+
+    def hex_escape(self, kind: str, at: int) -> int:
+        if kind == "x" and self.peek() == "{":
+            end = self.p.find("}", self.i)
+            digits = self.p[self.i + 1:end] if end > 0 else ""
+            self.i = end + 1 if end > 0 else self.i
+        else:
+            width = {"x": 2, "u": 4, "U": 8}[kind]
+            digits = self.p[self.i:self.i + width]
+            if len(digits) == width:
+                self.i += width
+            else:
+                digits = ""
+        try:
+            value = int(digits, 16)
+        except ValueError:
+            raise self.error(f"bad \\{kind} escape", at) from None
+        if value > MAX_CODE_POINT:
+            raise self.error(f"\\{kind} escape beyond U+10FFFF", at)
+        return value
+
+    def property(self, negated: bool, at: int) -> CharSet:
+        if self.peek() == "{":
+            end = self.p.find("}", self.i)
+            if end < 0:
+                raise self.error("unterminated \\p{...}", at)
+            name = self.p[self.i + 1:end]
+            self.i = end + 1
+        else:
+            name = self.take()
+        if name.startswith("^"):
+            negated, name = not negated, name[1:]
+        try:
+            cs = self.ucd.property(name)
+        except KeyError:
+            raise self.error(f"unknown Unicode property {name!r}", at) from None
+        cs = self.fold(cs)
+        return cs.complement() if negated else cs
+
+
+def single_class(node: Node) -> Optional[CharSet]:
+    """The character set if `node` always consumes exactly one character from a set."""
+    if isinstance(node, Chars):
+        return node.set
+    if isinstance(node, Seq) and len(node.items) == 1:
+        return single_class(node.items[0])
+    if isinstance(node, Alt):
+        sets = [single_class(x) for x in node.items]
+        if all(s is not None for s in sets):
+            return CharSet().union(*sets)
+    return None
+
+
+def can_match_empty(node: Node) -> bool:
+    """Conservative: True if some path consumes nothing (assertions count as passable)."""
+    if isinstance(node, Chars):
+        return False
+    if isinstance(node, Look):
+        return True
+    if isinstance(node, Seq):
+        return all(can_match_empty(x) for x in node.items)
+    if isinstance(node, Alt):
+        return any(can_match_empty(x) for x in node.items)
+    if isinstance(node, Repeat):
+        return node.min == 0 or can_match_empty(node.item)
+    raise TypeError(node)
+
+
+def parse(pattern: str, ucd) -> Node:
+    """Parse `pattern`; raises PatternError for anything outside the supported subset."""
+    if not isinstance(pattern, str):
+        raise TypeError("pattern must be str")
+    if pattern == "":
+        raise PatternError("empty pattern matches the empty string", pattern, 0)
+    tree = _Parser(pattern, ucd).parse()
+    if can_match_empty(tree):
+        raise PatternError("pattern can match the empty string (tokenizer patterns must consume "
+                           "at least one character)", pattern, 0)
+    return tree
