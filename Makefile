@@ -30,9 +30,11 @@ test:
 bench:
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
 
+# Long differential campaigns: FUZZ_SECONDS of random inputs on every scanner and path,
+# then the scanner property tests with the "fuzz" hypothesis profile (2,000 examples each).
 fuzz:
-	SCANTOK_FUZZ=1 $(PYTHON) tests/fuzz_scanner.py
-	SCANTOK_FUZZ=1 $(PYTHON) -m pytest -q -p no:cacheprovider --hypothesis-profile=fuzz tests
+	$(PYTHON) tests/fuzz_scanner.py --seconds $${FUZZ_SECONDS:-600} --jobs $${FUZZ_JOBS:-1}
+	SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_scanner_diff.py tests/test_simd_paths.py tests/test_scanner_api.py tests/test_compiler.py
 
 sanitize:
 	bash tests/sanitize/run.sh

@@ -1,0 +1,349 @@
+"""The ``scantok`` command line: encode, decode, count and show text with a BPE encoding.
+
+Large inputs are streamed: the input is read in chunks and each chunk is scanned with
+SCANTOK_PARTIAL, so only the pieces the rest of the text cannot change are encoded; the
+output is identical to encoding the whole file at once, in bounded memory.
+"""
+from __future__ import annotations
+
+import argparse
+import array
+import os
+import struct
+import sys
+import time
+from typing import BinaryIO, Iterator
+
+DEFAULT_ENCODING = "o200k_base"
+CHUNK = 1 << 22  # 4 MiB
+PROGRESS_MIN = 8 << 20  # show a progress bar for inputs over 8 MB (when stderr is a terminal)
+
+
+# --------------------------------------------------------------------------- I/O helpers
+
+
+def _open_in(path: str) -> tuple[BinaryIO, int | None]:
+    if path == "-":
+        return sys.stdin.buffer, None
+    f = open(path, "rb")
+    try:
+        size = os.fstat(f.fileno()).st_size
+    except OSError:
+        size = None
+    return f, size
+
+
+def _open_out(path: str | None) -> BinaryIO:
+    if path is None or path == "-":
+        return sys.stdout.buffer
+    return open(path, "wb")
+
+
+class _Progress:
+    def __init__(self, total: int | None, enabled: bool, label: str):
+        self.total = total
+        self.enabled = enabled
+        self.label = label
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.last < 0.1 and (self.total is None or self.done < self.total):
+            return
+        self.last = now
+        rate = self.done / max(now - self.t0, 1e-9) / 1e6
+        if self.total:
+            frac = min(1.0, self.done / self.total)
+            width = 30
+            bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+            msg = f"\r{self.label} [{bar}] {frac * 100:5.1f}% {self.done / 1e6:8.1f} MB {rate:7.1f} MB/s"
+        else:
+            msg = f"\r{self.label} {self.done / 1e6:8.1f} MB {rate:7.1f} MB/s"
+        sys.stderr.write(msg)
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _chunks(f: BinaryIO, size: int, progress: _Progress) -> Iterator[bytes]:
+    while True:
+        b = f.read(size)
+        if not b:
+            return
+        progress.update(len(b))
+        yield b
+
+
+def _npy_header(n: int) -> bytes:
+    header = "{'descr': '<u4', 'fortran_order': False, 'shape': (%d,), }" % n
+    pad = 64 - (10 + len(header) + 1) % 64
+    header = header + " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1")
+
+
+def _read_npy(data: bytes) -> array.array:
+    if not data.startswith(b"\x93NUMPY"):
+        raise SystemExit("scantok: input is not a .npy file")
+    major = data[6]
+    if major == 1:
+        hlen = struct.unpack_from("<H", data, 8)[0]
+        start = 10 + hlen
+    else:
+        hlen = struct.unpack_from("<I", data, 8)[0]
+        start = 12 + hlen
+    header = data[start - hlen : start].decode("latin1")
+    import ast
+
+    meta = ast.literal_eval(header)
+    descr = meta["descr"]
+    codes = {"<u4": "I", "<i4": "i", "<u8": "Q", "<i8": "q", "<u2": "H", "<i2": "h"}
+    if descr not in codes or meta.get("fortran_order"):
+        raise SystemExit(f"scantok: unsupported .npy dtype {descr!r} (want little-endian integers)")
+    a = array.array(codes[descr])
+    a.frombytes(data[start:])
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a
+
+
+def _u32(ids) -> bytes:
+    a = array.array("I", ids)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a.tobytes()
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _encoding(name: str):
+    import scantok
+
+    try:
+        return scantok.get_encoding(name)
+    except ValueError as e:
+        raise SystemExit(f"scantok: {e}") from None
+
+
+def _token_stream(enc, args, label: str) -> Iterator[list[int]]:
+    f, size = _open_in(args.input)
+    show = args.progress == "always" or (
+        args.progress == "auto" and sys.stderr.isatty() and (size is None or size >= PROGRESS_MIN)
+    )
+    progress = _Progress(size, show, label)
+    try:
+        if args.allow_special:
+            # special tokens can straddle chunk boundaries: read the whole input
+            data = b"".join(_chunks(f, args.chunk_size, progress))
+            yield enc.encode(data.decode("utf-8", "replace"), allowed_special="all")
+        else:
+            yield from enc.encode_ordinary_stream(_chunks(f, args.chunk_size, progress))
+    finally:
+        progress.close()
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
+def cmd_encode(args) -> int:
+    enc = _encoding(args.encoding)
+    out = _open_out(args.output)
+    try:
+        if args.format == "npy":
+            ids = array.array("I")
+            for part in _token_stream(enc, args, "encode"):
+                ids.extend(part)
+            out.write(_npy_header(len(ids)))
+            if sys.byteorder != "little":
+                ids.byteswap()
+            out.write(ids.tobytes())
+        elif args.format == "bin":
+            for part in _token_stream(enc, args, "encode"):
+                out.write(_u32(part))
+        else:
+            first = True
+            for part in _token_stream(enc, args, "encode"):
+                if part:
+                    out.write(((" " if not first else "") + " ".join(map(str, part))).encode())
+                    first = False
+            out.write(b"\n")
+    finally:
+        if out is not sys.stdout.buffer:
+            out.close()
+        else:
+            out.flush()
+    return 0
+
+
+def _read_ids(args) -> list[int]:
+    f, _size = _open_in(args.input)
+    try:
+        data = f.read()
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+    fmt = args.format
+    if fmt == "auto":
+        fmt = "npy" if data.startswith(b"\x93NUMPY") else "ids"
+    if fmt == "npy":
+        return list(_read_npy(data))
+    if fmt == "bin":
+        if len(data) % 4:
+            raise SystemExit("scantok: binary input length is not a multiple of 4")
+        a = array.array("I")
+        a.frombytes(data)
+        if sys.byteorder != "little":
+            a.byteswap()
+        return list(a)
+    try:
+        return [int(x) for x in data.replace(b",", b" ").replace(b"[", b" ").replace(b"]", b" ").split()]
+    except ValueError as e:
+        raise SystemExit(f"scantok: not a list of token ids: {e}") from None
+
+
+def cmd_decode(args) -> int:
+    enc = _encoding(args.encoding)
+    ids = _read_ids(args)
+    try:
+        data = enc.decode_bytes(ids)
+    except (KeyError, OverflowError) as e:
+        raise SystemExit(f"scantok: {e.args[0] if e.args else e}") from None
+    out = _open_out(args.output)
+    out.write(data)
+    if out is sys.stdout.buffer:
+        out.flush()
+    else:
+        out.close()
+    return 0
+
+
+def cmd_count(args) -> int:
+    enc = _encoding(args.encoding)
+    n = sum(len(part) for part in _token_stream(enc, args, "count"))
+    print(n)
+    return 0
+
+
+_COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225m", "\x1b[48;5;230m"]
+_RESET = "\x1b[0m"
+
+
+def cmd_show(args) -> int:
+    enc = _encoding(args.encoding)
+    src = args.text
+    if src == "-":
+        text = sys.stdin.buffer.read().decode("utf-8", "replace")
+    elif os.path.isfile(src):
+        with open(src, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    else:
+        text = src
+    ids = enc.encode(text, allowed_special="all") if args.allow_special else enc.encode_ordinary(text)
+    colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    out = []
+    pending = b""
+    for k, tid in enumerate(ids):
+        b = pending + enc.decode_single_token_bytes(tid)
+        # a token ending inside a UTF-8 character is shown together with the next one
+        try:
+            s = b.decode("utf-8")
+            pending = b""
+        except UnicodeDecodeError as e:
+            if e.reason == "unexpected end of data" and k + 1 < len(ids):
+                pending = b
+                continue
+            s = b.decode("utf-8", "replace")
+            pending = b""
+        label = s.replace("\n", "\\n\n").replace("\t", "\\t").replace("\r", "\\r")
+        if args.ids:
+            label += f"[{tid}]"
+        out.append(f"{_COLOURS[k % len(_COLOURS)]}\x1b[30m{label}{_RESET}" if colour else label)
+    sep = "" if colour else "|"
+    sys.stdout.write(sep.join(out) + "\n")
+    print(f"{len(ids)} tokens, {len(text)} characters, {len(text.encode('utf-8', 'replace'))} bytes ({enc.name})", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args) -> int:
+    import scantok
+
+    for name in scantok.list_encoding_names():
+        print(name)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scantok", description="Exact tiktoken-compatible BPE tokenization.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp, input_help: str = "input file, or - for stdin (default)"):
+        sp.add_argument("-e", "--encoding", default=DEFAULT_ENCODING, help=f"encoding name (default {DEFAULT_ENCODING})")
+        sp.add_argument("input", nargs="?", default="-", help=input_help)
+
+    def streaming(sp):
+        sp.add_argument("--allow-special", action="store_true", help="encode special-token text (e.g. <|endoftext|>) as special tokens (reads the whole input)")
+        sp.add_argument("--progress", choices=["auto", "always", "never"], default="auto", help="progress bar on stderr (auto: terminal and input over 8 MB)")
+        sp.add_argument("--chunk-size", type=int, default=CHUNK, help=argparse.SUPPRESS)
+
+    e = sub.add_parser("encode", help="text -> token ids")
+    common(e)
+    e.add_argument("--format", choices=["ids", "npy", "bin"], default="ids", help="ids: decimal text; npy: numpy uint32 array; bin: raw little-endian uint32")
+    e.add_argument("-o", "--output", help="output file (default stdout)")
+    streaming(e)
+    e.set_defaults(func=cmd_encode)
+
+    d = sub.add_parser("decode", help="token ids -> text (raw bytes)")
+    common(d)
+    d.add_argument("--format", choices=["auto", "ids", "npy", "bin"], default="auto")
+    d.add_argument("-o", "--output", help="output file (default stdout)")
+    d.set_defaults(func=cmd_decode)
+
+    c = sub.add_parser("count", help="number of tokens")
+    common(c)
+    streaming(c)
+    c.set_defaults(func=cmd_count)
+
+    s = sub.add_parser("show", help="the text with token boundaries coloured")
+    s.add_argument("-e", "--encoding", default=DEFAULT_ENCODING)
+    s.add_argument("text", help="text, a file name, or - for stdin")
+    s.add_argument("--ids", action="store_true", help="print each token's id after it")
+    s.add_argument("--allow-special", action="store_true")
+    s.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    s.set_defaults(func=cmd_show)
+
+    ls = sub.add_parser("list", help="list the encodings")
+    ls.set_defaults(func=cmd_list)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "chunk_size", 1) < 1:
+        raise SystemExit("scantok: --chunk-size must be >= 1")
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        try:
+            sys.stdout = None  # type: ignore[assignment]
+        except Exception:
+            pass
+        return 0
+    except FileNotFoundError as e:
+        raise SystemExit(f"scantok: {e}") from None
+    except Exception as e:
+        from .vocab import VocabError
+
+        if isinstance(e, VocabError):
+            raise SystemExit(f"scantok: {e}") from None
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,897 @@
+/* scantok BPE core (see bpe.h). Hand-written; exactness reference: tiktoken 0.14's
+   byte_pair_merge (merge the adjacent pair whose concatenation has the lowest rank, the
+   leftmost one on ties, until no adjacent pair is a token). */
+#include "bpe.h"
+#include "scantok_scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#define NONE 0xFFFFFFFFu
+#define HOT_N 24576u        /* tokens of >= 5 bytes with the lowest ranks go to the hot table */
+#define BLOOM_WORDS (1u << 16) /* 4 Mbit = 512 KiB filter over the tokens of >= 5 bytes */
+#define BLOOM_MASK (BLOOM_WORDS - 1)
+#define SMALL_PIECE 1024    /* longer pieces go through encode_long's windows */
+#define SMALL_MAX SMALL_LOOP /* merge_small's capacity */
+#define SMALL_LOOP 160      /* merge_any: quadratic loop up to here (< 256), heap above */
+#define WINDOW0 (1u << 14)  /* initial scan window (bytes) of the fused loop */
+
+typedef struct ent {
+    uint64_t head; /* first <= 8 bytes, zero padded */
+    uint32_t rank;
+    uint32_t len;  /* 0 = empty slot */
+} ent;
+
+struct bpe_table {
+    ent *slots;
+    uint64_t mask;
+    int shift;
+    uint32_t n;
+    uint32_t maxlen;
+    uint32_t max_rank;
+    uint32_t byte_rank[256];
+    uint32_t *pair2; /* 65536 ranks of two-byte tokens, indexed by p[0] | p[1] << 8 */
+    /* three- and four-byte tokens in small tables of their own (key << 32 | rank; rank NONE
+       = empty): most merge lookups are for short strings, and these stay in cache */
+    uint64_t *short3, *short4;
+    uint32_t short_shift;
+    uint64_t short_mask;
+    /* longer tokens: the HOT_N lowest ranks (the most frequent merges) in a small table
+       that stays in cache, a one-bit-per-slot filter that answers most misses, then the
+       full table */
+    ent *hot;
+    uint64_t hot_mask;
+    int hot_shift;
+    uint64_t *bloom;
+    /* decoding of mergeable tokens: rank -> bytes */
+    uint32_t dec_n;
+    uint64_t *dec_off;
+    uint32_t *dec_len; /* NONE = no such id */
+    uint8_t *dec_blob;
+    size_t dec_blob_len, dec_blob_cap;
+    /* special tokens (decoding only): ids sp_base .. sp_base + sp_n - 1, dense */
+    uint32_t sp_base, sp_n;
+    uint64_t *sp_off;
+    uint32_t *sp_len;
+    uint8_t *sp_blob;
+    size_t sp_blob_len;
+    int borrowed; /* the arrays above sp_* live in a caller's image (bpe_table_from_image) */
+};
+
+/* ------------------------------------------------------------------ hashing */
+
+static inline uint32_t ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* First min(len, 8) bytes as a little-endian integer, zero padded; reads only p[0:len]. */
+static inline uint64_t head_of(const uint8_t *p, size_t len) {
+    if (len >= 8) return ld64(p);
+    if (len >= 4) return (uint64_t)ld32(p) | ((uint64_t)ld32(p + len - 4) << (8 * (len - 4)));
+    if (len == 0) return 0;
+    return (uint64_t)p[0] | ((uint64_t)p[len >> 1] << (8 * (len >> 1))) |
+           ((uint64_t)p[len - 1] << (8 * (len - 1)));
+}
+
+static inline uint64_t mix(uint64_t h) {
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+    return h;
+}
+
+static inline uint64_t hash_key(uint64_t head, const uint8_t *p, size_t len) {
+    uint64_t h = (head ^ ((uint64_t)len << 56)) * 0x9E3779B97F4A7C15ull;
+    if (len > 8) {
+        size_t i = 8;
+        for (; i + 8 <= len; i += 8) h = (h ^ ld64(p + i)) * 0xbf58476d1ce4e5b9ull + (h >> 29);
+        if (i < len) h = (h ^ ld64(p + len - 8)) * 0x94d049bb133111ebull + (h >> 31);
+    }
+    return mix(h);
+}
+
+static inline uint32_t lookup2(const bpe_table *t, const uint8_t *p) {
+    return t->pair2[p[0] | (p[1] << 8)];
+}
+
+static inline uint32_t short_get(const bpe_table *t, const uint64_t *tab, uint32_t key) {
+    uint64_t i = ((uint64_t)key * 0x9E3779B97F4A7C15ull) >> t->short_shift;
+    for (;;) {
+        uint64_t e = tab[i];
+        if ((uint32_t)e == NONE) return NONE;
+        if ((uint32_t)(e >> 32) == key) return (uint32_t)e;
+        i = (i + 1) & t->short_mask;
+    }
+}
+
+static inline void short_put(bpe_table *t, uint64_t *tab, uint32_t key, uint32_t rank) {
+    uint64_t i = ((uint64_t)key * 0x9E3779B97F4A7C15ull) >> t->short_shift;
+    while ((uint32_t)tab[i] != NONE) i = (i + 1) & t->short_mask;
+    tab[i] = ((uint64_t)key << 32) | rank;
+}
+
+static inline uint32_t lookup(const bpe_table *t, const uint8_t *p, size_t len) {
+    if (len > t->maxlen || len == 0) return NONE;
+    if (len == 1) return t->byte_rank[p[0]];
+    if (len == 2) return lookup2(t, p);
+    if (len == 3) return short_get(t, t->short3, (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16));
+    if (len == 4) return short_get(t, t->short4, ld32(p));
+    uint64_t head = head_of(p, len);
+    uint64_t h = hash_key(head, p, len);
+    if (!((t->bloom[(h >> 6) & BLOOM_MASK] >> (h & 63)) & 1)) return NONE;
+    for (uint64_t i = h >> t->hot_shift;; i = (i + 1) & t->hot_mask) {
+        const ent *e = &t->hot[i];
+        if (e->len == 0) break;
+        if (e->head == head && e->len == len) {
+            if (len <= 8) return e->rank;
+            if (memcmp(t->dec_blob + t->dec_off[e->rank] + 8, p + 8, len - 8) == 0) return e->rank;
+        }
+    }
+    uint64_t i = h >> t->shift;
+    for (;;) {
+        const ent *e = &t->slots[i];
+        if (e->len == 0) return NONE;
+        if (e->head == head && e->len == len) {
+            if (len <= 8) return e->rank;
+            if (memcmp(t->dec_blob + t->dec_off[e->rank] + 8, p + 8, len - 8) == 0) return e->rank;
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+int64_t bpe_lookup(const bpe_table *t, const uint8_t *p, size_t len) {
+    uint32_t r = lookup(t, p, len);
+    return r == NONE ? -1 : (int64_t)r;
+}
+
+/* ------------------------------------------------------------------ table */
+
+static int dec_reserve(bpe_table *t, uint32_t id) {
+    if (id < t->dec_n) return 0;
+    uint32_t nn = t->dec_n ? t->dec_n : 256;
+    while (nn <= id) nn = nn > 0x7FFFFFFFu ? 0xFFFFFFFFu : nn * 2;
+    uint64_t *off = realloc(t->dec_off, (size_t)nn * sizeof *off);
+    if (!off) return -1;
+    t->dec_off = off;
+    uint32_t *ln = realloc(t->dec_len, (size_t)nn * sizeof *ln);
+    if (!ln) return -1;
+    t->dec_len = ln;
+    for (uint32_t i = t->dec_n; i < nn; i++) { off[i] = 0; ln[i] = NONE; }
+    t->dec_n = nn;
+    return 0;
+}
+
+/* The hash table is probed at random: back it with transparent huge pages where the OS
+   offers them (fewer TLB misses), zeroed. */
+static void *alloc_slots(size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= (1u << 21)) {
+        void *p = NULL;
+        if (posix_memalign(&p, 1u << 21, size) == 0) {
+            madvise(p, size, MADV_HUGEPAGE);
+            memset(p, 0, size);
+            return p;
+        }
+        return NULL;
+    }
+#endif
+    return calloc(1, size);
+}
+
+void bpe_table_free(bpe_table *t) {
+    if (!t) return;
+    if (!t->borrowed) {
+        free(t->slots);
+        free(t->pair2);
+        free(t->short3);
+        free(t->short4);
+        free(t->hot);
+        free(t->bloom);
+        free(t->dec_off);
+        free(t->dec_len);
+        free(t->dec_blob);
+    }
+    free(t->sp_off);
+    free(t->sp_len);
+    free(t->sp_blob);
+    free(t);
+}
+
+bpe_table *bpe_table_new(const uint8_t *blob, const uint32_t *offs, const uint32_t *ranks,
+                         uint32_t n, int *err, uint32_t *err_index) {
+    int e_ = 1;
+    uint32_t ei = 0;
+    bpe_table *t = calloc(1, sizeof *t);
+    if (!t) goto fail;
+    for (int b = 0; b < 256; b++) t->byte_rank[b] = NONE;
+    t->pair2 = malloc(65536 * sizeof *t->pair2);
+    if (!t->pair2) goto fail;
+    memset(t->pair2, 0xFF, 65536 * sizeof *t->pair2);
+    {
+        uint32_t n3 = 0, n4 = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t l = offs[k + 1] - offs[k];
+            n3 += l == 3;
+            n4 += l == 4;
+        }
+        uint32_t m = n3 > n4 ? n3 : n4, sbits = 4;
+        while ((1ull << sbits) < (uint64_t)m * 2 + 2) sbits++;
+        t->short_shift = 64 - sbits;
+        t->short_mask = (1ull << sbits) - 1;
+        t->short3 = malloc(sizeof(uint64_t) << sbits);
+        t->short4 = malloc(sizeof(uint64_t) << sbits);
+        if (!t->short3 || !t->short4) goto fail;
+        memset(t->short3, 0xFF, sizeof(uint64_t) << sbits);
+        memset(t->short4, 0xFF, sizeof(uint64_t) << sbits);
+    }
+    uint64_t cap = 16, nlong0 = 0;
+    for (uint32_t k = 0; k < n; k++) nlong0 += offs[k + 1] - offs[k] >= 5;
+    while (cap < nlong0 * 2 + 2) cap <<= 1;
+    int bits = 0;
+    while ((1ull << bits) < cap) bits++;
+    t->slots = alloc_slots(cap * sizeof(ent));
+    if (!t->slots) goto fail;
+    t->mask = cap - 1;
+    t->shift = 64 - bits;
+    size_t total = n ? offs[n] - offs[0] : 0;
+    t->dec_blob = malloc(total ? total : 1);
+    if (!t->dec_blob) goto fail;
+    if (total) memcpy(t->dec_blob, blob + offs[0], total);
+    t->dec_blob_len = t->dec_blob_cap = total;
+    uint32_t maxr = 0;
+    for (uint32_t k = 0; k < n; k++) if (ranks[k] < NONE - 1 && ranks[k] > maxr) maxr = ranks[k];
+    /* hot table: the first HOT_N long tokens in the given order (RankTable stores tokens
+       sorted by rank, so these are the lowest ranks: the most frequent merges) */
+    uint32_t nlong = 0, hot_left;
+    {
+        for (uint32_t k = 0; k < n; k++) nlong += offs[k + 1] - offs[k] >= 5;
+        uint32_t nh = nlong < HOT_N ? nlong : HOT_N, hb = 4;
+        while ((1ull << hb) < (uint64_t)nh * 2 + 2) hb++;
+        t->hot = calloc((size_t)1 << hb, sizeof(ent));
+        t->bloom = calloc(BLOOM_WORDS, sizeof(uint64_t));
+        if (!t->hot || !t->bloom) goto fail;
+        t->hot_mask = (1ull << hb) - 1;
+        t->hot_shift = 64 - hb;
+        hot_left = nh;
+    }
+    if (n && dec_reserve(t, maxr)) goto fail;
+    for (uint32_t k = 0; k < n; k++) {
+        ei = k;
+        uint32_t r = ranks[k];
+        if (r >= NONE - 1) { e_ = 4; goto fail; }
+        const uint8_t *p = blob + offs[k];
+        uint32_t len = offs[k + 1] - offs[k];
+        if (len == 0) { e_ = 2; goto fail; }
+        if (t->dec_len[r] != NONE) { e_ = 3; goto fail; } /* two tokens with one rank */
+        t->dec_off[r] = offs[k] - offs[0];
+        t->dec_len[r] = len;
+        if (len > t->maxlen) t->maxlen = len;
+        if (len <= 4) {
+            uint32_t old;
+            if (len == 1) { old = t->byte_rank[p[0]]; t->byte_rank[p[0]] = r; }
+            else if (len == 2) { old = t->pair2[p[0] | (p[1] << 8)]; t->pair2[p[0] | (p[1] << 8)] = r; }
+            else if (len == 3) {
+                uint32_t key = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
+                old = short_get(t, t->short3, key);
+                if (old == NONE) short_put(t, t->short3, key, r);
+            } else {
+                old = short_get(t, t->short4, ld32(p));
+                if (old == NONE) short_put(t, t->short4, ld32(p), r);
+            }
+            if (old != NONE) { e_ = 3; goto fail; }
+            continue;
+        }
+        uint64_t head = head_of(p, len);
+        uint64_t h = hash_key(head, p, len);
+        uint64_t i = h >> t->shift;
+        for (;;) {
+            ent *e = &t->slots[i];
+            if (e->len == 0) { e->head = head; e->len = len; e->rank = r; break; }
+            if (e->head == head && e->len == len &&
+                memcmp(t->dec_blob + t->dec_off[e->rank], p, len) == 0) { e_ = 3; goto fail; }
+            i = (i + 1) & t->mask;
+        }
+        t->bloom[(h >> 6) & BLOOM_MASK] |= 1ull << (h & 63);
+        if (hot_left) {
+            hot_left--;
+            for (i = h >> t->hot_shift;; i = (i + 1) & t->hot_mask) {
+                ent *e = &t->hot[i];
+                if (e->len == 0) { e->head = head; e->len = len; e->rank = r; break; }
+            }
+        }
+    }
+    t->n = n;
+    t->max_rank = maxr;
+    return t;
+fail:
+    if (err) *err = e_;
+    if (err_index) *err_index = ei;
+    bpe_table_free(t);
+    return NULL;
+}
+
+int bpe_table_add_special(bpe_table *t, uint32_t id, const uint8_t *bytes, size_t len) {
+    if (id == NONE) return -1;
+    if (id < t->dec_n && t->dec_len[id] != NONE) return 0; /* mergeable tokens win */
+    if (t->sp_n == 0) t->sp_base = id;
+    uint32_t lo = t->sp_n && id < t->sp_base ? id : t->sp_base;
+    uint32_t hi = t->sp_n ? t->sp_base + t->sp_n : id + 1;
+    if (id + 1 > hi) hi = id + 1;
+    if (lo != t->sp_base || hi - lo != t->sp_n) {
+        uint32_t nn = hi - lo, shift = t->sp_base - lo;
+        uint64_t *off = malloc((size_t)nn * sizeof *off);
+        uint32_t *ln = malloc((size_t)nn * sizeof *ln);
+        if (!off || !ln) { free(off); free(ln); return -1; }
+        for (uint32_t i = 0; i < nn; i++) { off[i] = 0; ln[i] = NONE; }
+        for (uint32_t i = 0; i < t->sp_n; i++) { off[i + shift] = t->sp_off[i]; ln[i + shift] = t->sp_len[i]; }
+        free(t->sp_off);
+        free(t->sp_len);
+        t->sp_off = off;
+        t->sp_len = ln;
+        t->sp_base = lo;
+        t->sp_n = nn;
+    }
+    uint32_t k = id - t->sp_base;
+    if (t->sp_len[k] != NONE) return 0; /* the first name given for an id wins */
+    uint8_t *b = realloc(t->sp_blob, t->sp_blob_len + len + 1);
+    if (!b) return -1;
+    t->sp_blob = b;
+    if (len) memcpy(b + t->sp_blob_len, bytes, len);
+    t->sp_off[k] = t->sp_blob_len;
+    t->sp_len[k] = (uint32_t)len;
+    t->sp_blob_len += len;
+    return 0;
+}
+
+/* bytes of any id (mergeable or special); NONE length if unknown */
+static inline uint32_t id_bytes(const bpe_table *t, uint32_t id, const uint8_t **p) {
+    if (id < t->dec_n && t->dec_len[id] != NONE) {
+        *p = t->dec_blob + t->dec_off[id];
+        return t->dec_len[id];
+    }
+    if (id - t->sp_base < t->sp_n && t->sp_len[id - t->sp_base] != NONE) {
+        *p = t->sp_blob + t->sp_off[id - t->sp_base];
+        return t->sp_len[id - t->sp_base];
+    }
+    return NONE;
+}
+
+uint32_t bpe_table_size(const bpe_table *t) { return t->n; }
+uint32_t bpe_table_max_rank(const bpe_table *t) { return t->max_rank; }
+int bpe_table_has_all_bytes(const bpe_table *t) {
+    for (int b = 0; b < 256; b++) if (t->byte_rank[b] == NONE) return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+void bpe_buf_free(bpe_buf *b) { free(b->ids); b->ids = NULL; b->len = b->cap = 0; }
+void bpe_free(void *p) { free(p); }
+
+static int buf_grow(bpe_buf *b, size_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + extra) cap *= 2;
+    uint32_t *ids = realloc(b->ids, cap * sizeof *ids);
+    if (!ids) return -1;
+    b->ids = ids;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int buf_push(bpe_buf *b, uint32_t id) {
+    if (b->len == b->cap && buf_grow(b, 1)) return -1;
+    b->ids[b->len++] = id;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ merge */
+
+/* tiktoken's loop, for short pieces (2 <= len <= SMALL_MAX): parts are linked by position;
+   rk[i] is the rank of the pair starting at part i (NONE for dead positions and the last
+   part), so the leftmost lowest pair is the first index of the minimum of rk (a scan that
+   vectorizes; no array shifting). */
+static int merge_small(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+    uint32_t rk[SMALL_MAX + 8], tok[SMALL_MAX + 1];
+    uint8_t nxt[SMALL_MAX + 1], prv[SMALL_MAX + 1];
+    size_t nparts = len;
+    for (size_t i = 0; i < len; i++) {
+        tok[i] = t->byte_rank[p[i]];
+        rk[i] = i + 1 < len ? lookup2(t, p + i) : NONE;
+        nxt[i] = (uint8_t)(i + 1);
+        prv[i] = (uint8_t)(i - 1);
+    }
+    for (;;) {
+        uint32_t best = NONE;
+        for (size_t i = 0; i < len; i++) best = rk[i] < best ? rk[i] : best;
+        if (best == NONE) break;
+        size_t i = 0;
+        while (rk[i] != best) i++;
+        size_t j = nxt[i];
+        size_t k = j < len ? nxt[j] : len; /* j < len always: rk[i] != NONE */
+        tok[i] = best;
+        rk[j] = NONE;
+        nxt[i] = (uint8_t)k;
+        if (k < len) prv[k] = (uint8_t)i;
+        nparts--;
+        rk[i] = k < len ? lookup(t, p + i, nxt[k] - i) : NONE;
+        if (i > 0) {
+            size_t h = prv[i];
+            rk[h] = lookup(t, p + h, k - h);
+        }
+    }
+    if (buf_grow(out, nparts)) return -1;
+    for (size_t i = 0; i < len; i = nxt[i]) {
+        if (tok[i] == NONE) return -2;
+        out->ids[out->len++] = tok[i];
+    }
+    return 0;
+}
+
+/* Binary min-heap of (rank << 32 | position) keys: lowest rank first, then leftmost. */
+static inline void heap_down(uint64_t *h, size_t n, size_t i) {
+    uint64_t v = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+static inline void heap_up(uint64_t *h, size_t i) {
+    uint64_t v = h[i];
+    while (i > 0) {
+        size_t pa = (i - 1) / 2;
+        if (h[pa] <= v) break;
+        h[i] = h[pa];
+        i = pa;
+    }
+    h[i] = v;
+}
+
+/* The same merge order in O(n log n): a linked list of parts and a heap of pair ranks with
+   lazy deletion (an entry is live iff its position still starts a part whose current pair
+   rank equals the entry's rank; ranks are unique per byte string, and a pair's bytes only
+   grow, so a changed pair never gets its old rank back). */
+static int merge_large(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+    int rc = -1;
+    enum { STACK_N = 1024 };
+    uint32_t s_nxt[STACK_N], s_prv[STACK_N], s_rk[STACK_N], s_tok[STACK_N];
+    uint64_t s_heap[2 * STACK_N + 2]; /* each merge pops one entry and pushes <= 2: <= 2n */
+    int on_stack = len <= STACK_N;
+    uint32_t *nxt = on_stack ? s_nxt : malloc(len * sizeof *nxt);
+    uint32_t *prv = on_stack ? s_prv : malloc(len * sizeof *prv);
+    uint32_t *rk = on_stack ? s_rk : malloc(len * sizeof *rk);
+    uint32_t *tok = on_stack ? s_tok : malloc(len * sizeof *tok);
+    uint64_t *heap = on_stack ? s_heap : malloc((2 * len + 2) * sizeof *heap);
+    size_t hn = 0, hcap = on_stack ? 2 * STACK_N + 2 : 2 * len + 2;
+    if (!nxt || !prv || !rk || !tok || !heap) goto done;
+    for (size_t i = 0; i < len; i++) {
+        nxt[i] = (uint32_t)(i + 1);
+        prv[i] = (uint32_t)(i - 1); /* prv[0] unused */
+        tok[i] = t->byte_rank[p[i]];
+        uint32_t r = i + 1 < len ? lookup2(t, p + i) : NONE;
+        rk[i] = r;
+        if (r != NONE) heap[hn++] = ((uint64_t)r << 32) | i;
+    }
+    for (size_t i = hn / 2; i-- > 0;) heap_down(heap, hn, i);
+    while (hn) {
+        uint64_t key = heap[0];
+        heap[0] = heap[--hn];
+        if (hn) heap_down(heap, hn, 0);
+        uint32_t r = (uint32_t)(key >> 32), i = (uint32_t)key;
+        if (tok[i] == NONE - 1 || rk[i] != r) continue; /* dead part or stale entry */
+        uint32_t j = nxt[i], k = nxt[j];
+        tok[i] = r;
+        tok[j] = NONE - 1; /* dead */
+        nxt[i] = k;
+        if (k < len) prv[k] = i;
+        uint32_t nr = (k < len) ? lookup(t, p + i, nxt[k] - i) : NONE;
+        rk[i] = nr;
+        /* at most 2 pushes per pop: the heap never exceeds 2 * len entries */
+        if (hn + 2 > hcap) {
+            size_t nc = hcap * 2 + 4;
+            if (on_stack) goto done; /* cannot happen (see above) */
+            uint64_t *h2 = realloc(heap, nc * sizeof *h2);
+            if (!h2) goto done;
+            heap = h2;
+            hcap = nc;
+        }
+        if (nr != NONE) { heap[hn] = ((uint64_t)nr << 32) | i; heap_up(heap, hn++); }
+        if (i > 0) {
+            uint32_t h = prv[i];
+            uint32_t hr = lookup(t, p + h, k - h);
+            rk[h] = hr;
+            if (hr != NONE) { heap[hn] = ((uint64_t)hr << 32) | h; heap_up(heap, hn++); }
+        }
+    }
+    rc = 0;
+    for (size_t i = 0; i < len; i = nxt[i]) {
+        if (tok[i] == NONE) { rc = -2; goto done; }
+        if (buf_push(out, tok[i])) { rc = -1; goto done; }
+    }
+done:
+    if (!on_stack) { free(nxt); free(prv); free(rk); free(tok); free(heap); }
+    return rc;
+}
+
+static int merge_any(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+    if (len == 0) return 0;
+    if (len == 1) {
+        uint32_t r = t->byte_rank[p[0]];
+        if (r == NONE) return -2;
+        return buf_push(out, r);
+    }
+    if (len <= SMALL_LOOP) return merge_small(t, p, len, out);
+    return merge_large(t, p, len, out);
+}
+
+/* Long pieces, in windows. Lemma (the one rs-bpe's backtracking encoder rests on; it holds
+   for tiktoken's merge order): a token sequence is the BPE encoding of its bytes iff every
+   adjacent pair (a, b) is "compatible", i.e. BPE(bytes(a) + bytes(b)) == [a, b]. (If no pair
+   boundary is ever crossed, each token's region merges exactly as it would alone, and the
+   first crossing merge would also happen in the isolated pair; conversely.) So we encode a
+   window, keep its tokens up to a cut well before the window's end (a prefix of an encoding
+   is pairwise compatible), continue from the cut, and check the one new pair at every
+   junction with the exact merge. If a junction is not compatible the cut was not a true
+   boundary: back off (pop emitted tokens) and redo with a wider window; at the piece start
+   there is no junction, so this always terminates, and every emitted adjacent pair has been
+   verified. */
+size_t bpe_long_chunk = 64, bpe_long_margin = 24; /* tunable (tests use tiny windows) */
+size_t bpe_long_failures = 0; /* statistics (racy across threads; tests only) */
+
+static int compatible(const bpe_table *t, uint32_t a, uint32_t b, bpe_buf *scratch, int *res) {
+    uint32_t la = t->dec_len[a], lb = t->dec_len[b];
+    uint8_t tmp[2 * 512];
+    const uint8_t *pa = t->dec_blob + t->dec_off[a], *pb = t->dec_blob + t->dec_off[b];
+    uint8_t *buf = tmp;
+    if (la + lb > sizeof tmp) { buf = malloc(la + lb); if (!buf) return -1; }
+    memcpy(buf, pa, la);
+    memcpy(buf + la, pb, lb);
+    scratch->len = 0;
+    int rc = merge_any(t, buf, la + lb, scratch);
+    if (buf != tmp) free(buf);
+    if (rc) return rc;
+    *res = scratch->len == 2 && scratch->ids[0] == a && scratch->ids[1] == b;
+    return 0;
+}
+
+static int encode_long(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+    bpe_buf win = {0}, scratch = {0};
+    size_t base = out->len, pos = 0, extra = 0, failures = 0;
+    size_t chunk = bpe_long_chunk ? bpe_long_chunk : 1, margin = bpe_long_margin;
+    size_t prev_pos = (size_t)-1, prev_wlen = 0; /* the window whose tokens are in win */
+    uint64_t cache_key[64];
+    uint8_t cache_val[64];
+    memset(cache_key, 0xFF, sizeof cache_key);
+    int rc = 0;
+    while (pos < len) {
+        size_t cut = chunk + extra;
+        size_t wlen = len - pos;
+        if (wlen > cut + margin) wlen = cut + margin; else cut = wlen;
+        if (!(prev_pos != (size_t)-1 && wlen == prev_wlen &&
+              memcmp(p + prev_pos, p + pos, wlen) == 0)) {
+            win.len = 0;
+            if ((rc = merge_any(t, p + pos, wlen, &win))) goto done;
+            prev_pos = pos;
+            prev_wlen = wlen;
+        }
+        if (out->len > base) {
+            uint32_t a = out->ids[out->len - 1], b = win.ids[0];
+            uint64_t key = ((uint64_t)a << 32) | b;
+            size_t slot = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 58);
+            int ok;
+            if (cache_key[slot] == key) ok = cache_val[slot];
+            else {
+                if ((rc = compatible(t, a, b, &scratch, &ok))) goto done;
+                cache_key[slot] = key;
+                cache_val[slot] = (uint8_t)ok;
+            }
+            if (!ok) {
+                bpe_long_failures++;
+                failures++;
+                /* this text has long-range merges: use wider windows from now on */
+                if (chunk < 1024) chunk *= 2;
+                if (margin < 512) margin = margin ? margin * 2 : 8;
+                /* back off at least `extra` bytes (doubling), never past the piece start */
+                extra = extra ? extra * 2 : chunk;
+                size_t back = 0;
+                while (out->len > base && back < extra) {
+                    back += t->dec_len[out->ids[out->len - 1]];
+                    out->len--;
+                }
+                pos -= back;
+                extra += back;
+                if (extra > len) extra = len; /* a window never needs to exceed the piece */
+                continue;
+            }
+        }
+        /* take the window's tokens that end at or before the cut (at least one) */
+        size_t end = 0, k = 0;
+        while (k < win.len) {
+            size_t l = t->dec_len[win.ids[k]];
+            if (k > 0 && end + l > cut) break;
+            end += l;
+            k++;
+        }
+        if (buf_grow(out, k)) { rc = -1; goto done; }
+        /* let the window shrink back after a success; once failures are frequent (which
+           real vocabularies do not produce) keep it growing, which bounds the retries */
+        if (extra && failures * 64 < len) extra /= 2;
+        memcpy(out->ids + out->len, win.ids, k * sizeof *win.ids);
+        out->len += k;
+        pos += end;
+    }
+done:
+    bpe_buf_free(&win);
+    bpe_buf_free(&scratch);
+    return rc;
+}
+
+size_t bpe_long_window_failures(void) { return bpe_long_failures; }
+
+void bpe_set_long_window(size_t chunk, size_t margin) {
+    bpe_long_chunk = chunk ? chunk : 64;
+    bpe_long_margin = margin;
+}
+
+static inline int encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+    if (len == 1) {
+        uint32_t r = t->byte_rank[p[0]];
+        if (r == NONE) return -2;
+        return buf_push(out, r);
+    }
+    if (len == 0) return 0;
+    uint32_t r = lookup(t, p, len);
+    if (r != NONE) return buf_push(out, r);
+    if (len <= SMALL_LOOP) return merge_small(t, p, len, out);
+    if (len <= SMALL_PIECE) return merge_large(t, p, len, out);
+    return encode_long(t, p, len, out);
+}
+
+int bpe_encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+    return encode_piece(t, p, len, out);
+}
+
+int bpe_encode_spans(const bpe_table *t, const uint8_t *data, const uint32_t *starts,
+                     const uint32_t *ends, size_t npieces, bpe_buf *out) {
+    for (size_t i = 0; i < npieces; i++) {
+        if (ends[i] < starts[i]) return -3;
+        int rc = encode_piece(t, data + starts[i], ends[i] - starts[i], out);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ fused loop */
+
+/* Per-call cache of merged pieces (text repeats its multi-token words): direct mapped,
+   keyed by the piece bytes (pointer into the caller's data, valid for the call). */
+#define PC_BITS 12
+#define PC_TOK 6
+typedef struct pc_ent {
+    const uint8_t *p;
+    uint32_t len;
+    uint32_t n;
+    uint32_t tok[PC_TOK];
+} pc_ent;
+
+static inline int encode_piece_cached(const bpe_table *t, const uint8_t *p, size_t len,
+                                      bpe_buf *out, pc_ent **cachep, size_t total) {
+    if (len == 1) {
+        uint32_t r = t->byte_rank[p[0]];
+        if (r == NONE) return -2;
+        return buf_push(out, r);
+    }
+    if (len == 0) return 0;
+    uint32_t r = lookup(t, p, len);
+    if (r != NONE) return buf_push(out, r);
+    if (len > SMALL_LOOP || total < 4096) return encode_piece(t, p, len, out);
+    pc_ent *cache = *cachep;
+    if (!cache) {
+        cache = calloc((size_t)1 << PC_BITS, sizeof *cache);
+        if (!cache) return encode_piece(t, p, len, out);
+        *cachep = cache;
+    }
+    uint64_t h = hash_key(head_of(p, len), p, len);
+    pc_ent *e = &cache[h >> (64 - PC_BITS)];
+    if (e->len == len && memcmp(e->p, p, len) == 0) {
+        if (buf_grow(out, e->n)) return -1;
+        memcpy(out->ids + out->len, e->tok, e->n * sizeof *e->tok);
+        out->len += e->n;
+        return 0;
+    }
+    size_t before = out->len;
+    int rc = merge_small(t, p, len, out);
+    if (rc) return rc;
+    size_t n = out->len - before;
+    if (n <= PC_TOK) {
+        e->p = p;
+        e->len = (uint32_t)len;
+        e->n = (uint32_t)n;
+        memcpy(e->tok, out->ids + before, n * sizeof *e->tok);
+    }
+    return 0;
+}
+
+int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
+                    int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit) {
+    const scantok_dfa *d = (const scantok_dfa *)dfa;
+    int want_partial = flags & SCANTOK_PARTIAL;
+    int base_flags = flags & ~SCANTOK_PARTIAL;
+    size_t W = WINDOW0, pos = 0, counted = 0;
+    uint32_t *st = malloc(W * sizeof *st), *en = malloc(W * sizeof *en);
+    pc_ent *cache = NULL;
+    int rc = -1;
+    if (!st || !en) goto done;
+    rc = 0;
+    while (pos < n) {
+        size_t rem = n - pos;
+        size_t win = rem < W ? rem : W;
+        int last = win == rem;
+        int fl = base_flags | ((!last || want_partial) ? SCANTOK_PARTIAL : 0);
+        size_t cons = win;
+        size_t k = scantok_scan(d, data + pos, win, fl, st, en, &cons);
+        if (!(fl & SCANTOK_PARTIAL)) cons = win;
+        const uint8_t *base = data + pos;
+        for (size_t i = 0; i < k; i++) {
+            if (en[i] > cons) break; /* defensive: only final pieces */
+            rc = encode_piece_cached(t, base + st[i], en[i] - st[i], out, &cache, n);
+            if (rc) goto done;
+            if (count_only) { counted += out->len; out->len = 0; }
+            if (counted + out->len > limit) {
+                pos += en[i];
+                goto done;
+            }
+        }
+        pos += cons;
+        if (last) break;
+        if (cons == 0) {
+            /* one piece longer than the window: widen it (pieces stay exact, the rescans add up
+               to at most twice the piece) */
+            if (W >= ((size_t)1 << 31)) { rc = -4; goto done; }
+            W *= 2;
+            uint32_t *s2 = realloc(st, W * sizeof *st);
+            if (!s2) { rc = -1; goto done; }
+            st = s2;
+            uint32_t *e2 = realloc(en, W * sizeof *en);
+            if (!e2) { rc = -1; goto done; }
+            en = e2;
+        }
+    }
+done:
+    if (count_only) out->len += counted;
+    if (consumed) *consumed = pos;
+    free(cache);
+    free(st);
+    free(en);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ decode */
+
+int64_t bpe_decode_len(const bpe_table *t, const uint32_t *ids, size_t n) {
+    int64_t total = 0;
+    const uint8_t *p;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t l = id_bytes(t, ids[i], &p);
+        if (l == NONE) return -1 - (int64_t)i;
+        total += l;
+    }
+    return total;
+}
+
+void bpe_decode(const bpe_table *t, const uint32_t *ids, size_t n, uint8_t *out) {
+    const uint8_t *p;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t l = id_bytes(t, ids[i], &p);
+        if (l == NONE) continue; /* bpe_decode_len was checked first */
+        memcpy(out, p, l);
+        out += l;
+    }
+}
+
+int64_t bpe_token_bytes(const bpe_table *t, uint32_t id, const uint8_t **p) {
+    uint32_t l = id_bytes(t, id, p);
+    return l == NONE ? -1 : (int64_t)l;
+}
+
+/* ------------------------------------------------------------------ image */
+
+/* A built table serialised for mmap: header, then each array at a 64-byte aligned offset.
+   Native byte order and layout; the header's ABI tag rejects an image from another build. */
+#define IMG_MAGIC 0x314B54534B4E4353ull /* "SCNKSTK1" */
+typedef struct img_header {
+    uint64_t magic, abi, total;
+    uint64_t n, maxlen, max_rank, mask, shift, short_shift, short_mask, hot_mask, hot_shift;
+    uint64_t dec_n, dec_blob_len;
+    uint64_t off[12]; /* byte_rank pair2 short3 short4 hot bloom slots dec_off dec_len dec_blob */
+} img_header;
+
+/* Changes whenever the layout, the table parameters or the hash function change (the hash
+   of a fixed string is folded in), so an image from another build is rebuilt, never misread. */
+#define IMG_VERSION 1u
+static uint64_t img_abi(void) {
+    static const uint8_t probe[] = "scantok image probe: hash function check";
+    uint64_t hk = hash_key(head_of(probe, sizeof probe - 1), probe, sizeof probe - 1);
+    return ((uint64_t)sizeof(ent) << 48) ^ ((uint64_t)HOT_N << 16) ^ BLOOM_WORDS ^
+           ((uint64_t)sizeof(img_header) << 40) ^ ((uint64_t)IMG_VERSION << 56) ^
+           (uint64_t)SMALL_LOOP ^ hk;
+}
+
+static void img_layout(const bpe_table *t, uint64_t size[10]) {
+    size[0] = 256 * sizeof(uint32_t);
+    size[1] = 65536 * sizeof(uint32_t);
+    size[2] = size[3] = (t->short_mask + 1) * sizeof(uint64_t);
+    size[4] = (t->hot_mask + 1) * sizeof(ent);
+    size[5] = (uint64_t)BLOOM_WORDS * sizeof(uint64_t);
+    size[6] = (t->mask + 1) * sizeof(ent);
+    size[7] = (uint64_t)t->dec_n * sizeof(uint64_t);
+    size[8] = (uint64_t)t->dec_n * sizeof(uint32_t);
+    size[9] = t->dec_blob_len;
+}
+
+size_t bpe_table_image_size(const bpe_table *t) {
+    uint64_t size[10], pos = (sizeof(img_header) + 63) & ~63ull;
+    img_layout(t, size);
+    for (int i = 0; i < 10; i++) pos = (pos + size[i] + 63) & ~63ull;
+    return (size_t)pos;
+}
+
+void bpe_table_image_write(const bpe_table *t, uint8_t *out) {
+    uint64_t size[10], pos = (sizeof(img_header) + 63) & ~63ull;
+    img_header h;
+    memset(&h, 0, sizeof h);
+    img_layout(t, size);
+    const void *src[10] = {t->byte_rank, t->pair2, t->short3, t->short4, t->hot, t->bloom,
+                           t->slots, t->dec_off, t->dec_len, t->dec_blob};
+    memset(out, 0, bpe_table_image_size(t));
+    for (int i = 0; i < 10; i++) {
+        h.off[i] = pos;
+        if (size[i]) memcpy(out + pos, src[i], size[i]);
+        pos = (pos + size[i] + 63) & ~63ull;
+    }
+    h.magic = IMG_MAGIC;
+    h.abi = img_abi();
+    h.total = pos;
+    h.n = t->n; h.maxlen = t->maxlen; h.max_rank = t->max_rank; h.mask = t->mask;
+    h.shift = (uint64_t)t->shift; h.short_shift = t->short_shift; h.short_mask = t->short_mask;
+    h.hot_mask = t->hot_mask; h.hot_shift = (uint64_t)t->hot_shift;
+    h.dec_n = t->dec_n; h.dec_blob_len = t->dec_blob_len;
+    memcpy(out, &h, sizeof h);
+}
+
+bpe_table *bpe_table_from_image(const uint8_t *img, size_t len) {
+    img_header h;
+    if (len < sizeof h || ((uintptr_t)img & 63)) return NULL;
+    memcpy(&h, img, sizeof h);
+    if (h.magic != IMG_MAGIC || h.abi != img_abi() || h.total != len) return NULL;
+    bpe_table *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->n = (uint32_t)h.n; t->maxlen = (uint32_t)h.maxlen; t->max_rank = (uint32_t)h.max_rank;
+    t->mask = h.mask; t->shift = (int)h.shift; t->short_shift = (uint32_t)h.short_shift;
+    t->short_mask = h.short_mask; t->hot_mask = h.hot_mask; t->hot_shift = (int)h.hot_shift;
+    t->dec_n = (uint32_t)h.dec_n; t->dec_blob_len = t->dec_blob_cap = h.dec_blob_len;
+    uint64_t size[10];
+    img_layout(t, size);
+    for (int i = 0; i < 10; i++)
+        if (h.off[i] % 64 || h.off[i] + size[i] > len) { free(t); return NULL; }
+    memcpy(t->byte_rank, img + h.off[0], size[0]);
+    t->pair2 = (uint32_t *)(img + h.off[1]);
+    t->short3 = (uint64_t *)(img + h.off[2]);
+    t->short4 = (uint64_t *)(img + h.off[3]);
+    t->hot = (ent *)(img + h.off[4]);
+    t->bloom = (uint64_t *)(img + h.off[5]);
+    t->slots = (ent *)(img + h.off[6]);
+    t->dec_off = (uint64_t *)(img + h.off[7]);
+    t->dec_len = (uint32_t *)(img + h.off[8]);
+    t->dec_blob = (uint8_t *)(img + h.off[9]);
+    t->borrowed = 1;
+    return t;
+}

@@ -1,0 +1,74 @@
+/* scantok BPE core: a hash table of byte strings -> ranks, tiktoken's byte-pair merge
+   (exact, including its leftmost-first tie break), and a fused scan + encode loop that
+   drives a compiled scanner (scantok_scan) without returning to Python per piece.
+
+   Thread safety: a bpe_table is immutable after bpe_table_new/bpe_table_add_special and
+   may be shared by any number of threads; every call allocates its own scratch. */
+#ifndef SCANTOK_BPE_H
+#define SCANTOK_BPE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* cdef:begin */
+typedef struct bpe_table bpe_table;
+
+/* Builds a table from n tokens: token i has bytes blob[offs[i]:offs[i+1]] and rank ranks[i].
+   Returns NULL on allocation failure or invalid input (empty token, duplicate bytes, rank >=
+   0xFFFFFFFE); *err (may be NULL) receives a reason code (1 oom, 2 empty token, 3 duplicate,
+   4 bad rank), *err_index the offending token index. */
+bpe_table *bpe_table_new(const uint8_t *blob, const uint32_t *offs, const uint32_t *ranks,
+                         uint32_t n, int *err, uint32_t *err_index);
+/* Adds a special token for decoding only (id -> bytes). Returns 0, or -1 on OOM. The first
+   name given for an id wins; a mergeable token with that id wins over it. */
+int bpe_table_add_special(bpe_table *t, uint32_t id, const uint8_t *bytes, size_t len);
+void bpe_table_free(bpe_table *t);
+/* A built table as one relocatable image (for an mmap'ed cache file): size, write (into a
+   buffer of that size), and a table that uses the image in place (64-byte aligned, kept
+   alive and unmodified by the caller; special tokens are added to the new table as usual).
+   from_image returns NULL if the image is from another build or corrupt. */
+size_t bpe_table_image_size(const bpe_table *t);
+void bpe_table_image_write(const bpe_table *t, uint8_t *out);
+bpe_table *bpe_table_from_image(const uint8_t *img, size_t len);
+uint32_t bpe_table_size(const bpe_table *t);
+uint32_t bpe_table_max_rank(const bpe_table *t);
+/* 1 if all 256 single bytes are tokens (required to encode arbitrary text). */
+int bpe_table_has_all_bytes(const bpe_table *t);
+
+/* Rank of the exact byte string, or -1. */
+int64_t bpe_lookup(const bpe_table *t, const uint8_t *p, size_t len);
+
+/* Growable output buffer of token ids; the ids are malloc'ed and released by bpe_buf_free
+   (or handed over: after bpe_buf_release the caller frees buf->ids with bpe_free). */
+typedef struct bpe_buf { uint32_t *ids; size_t len; size_t cap; } bpe_buf;
+void bpe_buf_free(bpe_buf *b);
+void bpe_free(void *p);
+
+/* BPE-encodes one piece (no pre-tokenization), appending to out. 0 ok, -1 OOM, -2 a byte
+   with no token. */
+int bpe_encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out);
+/* Window sizes of the long-piece encoder (defaults 64, 24; for tests). They double whenever a junction fails.. */
+void bpe_set_long_window(size_t chunk, size_t margin);
+size_t bpe_long_window_failures(void); /* how many junctions needed a back-off (statistics) */
+/* Encodes npieces pieces [starts[i], ends[i]) of data. 0 ok, <0 as above. */
+int bpe_encode_spans(const bpe_table *t, const uint8_t *data, const uint32_t *starts,
+                     const uint32_t *ends, size_t npieces, bpe_buf *out);
+
+/* Fused scan + BPE over data[0:n] with the scanner `dfa` (a `const scantok_dfa *`).
+   flags: scanner flags (SCANTOK_SURROGATEPASS, SCANTOK_PARTIAL). With SCANTOK_PARTIAL,
+   *consumed gets the number of bytes whose tokens were emitted (the rest must be fed again
+   with more input); otherwise n.
+   count_only: if nonzero no ids are stored, only out->len is advanced.
+   limit: stop as soon as out->len > limit (SIZE_MAX for none); *consumed then tells how far.
+   Returns 0, -1 OOM, -2 a byte with no token. */
+int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
+                    int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit);
+
+/* Decoding. bpe_decode_len returns the byte length of the concatenation, or -1 - i where
+   i is the index of the first id with no bytes. bpe_decode writes it (call after len). */
+int64_t bpe_decode_len(const bpe_table *t, const uint32_t *ids, size_t n);
+void bpe_decode(const bpe_table *t, const uint32_t *ids, size_t n, uint8_t *out);
+/* Bytes of one id: returns length and sets *p, or -1 if the id has no bytes. */
+int64_t bpe_token_bytes(const bpe_table *t, uint32_t id, const uint8_t **p);
+/* cdef:end */
+
+#endif

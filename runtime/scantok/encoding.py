@@ -1,0 +1,659 @@
+"""A drop-in replacement for ``tiktoken.Encoding``: the same ids, the same special-token
+rules and error messages, on scantok's compiled scanners and C byte-pair merge."""
+from __future__ import annotations
+
+import functools
+import re
+import threading
+
+from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, Literal, NoReturn, Sequence
+
+from ._native import ffi, lib
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from .vocab import RankTable
+
+__all__ = ["Encoding"]
+
+_SIZE_MAX = 2**64 - 1
+_PARTIAL = 2
+
+
+class _Table:
+    """Owns a C bpe_table (and, for one built from an image, the image's buffer)."""
+
+    __slots__ = ("ptr", "image", "__weakref__")
+
+    @classmethod
+    def from_image(cls, image, special_tokens: dict[str, int]) -> "_Table | None":
+        """A table using a serialised image in place (an mmap), or None if the image is not
+        from this build."""
+        ptr = lib.bpe_table_from_image(ffi.from_buffer("uint8_t[]", image), len(image))
+        if ptr == ffi.NULL:
+            return None
+        self = cls.__new__(cls)
+        self.image = image
+        self.ptr = ffi.gc(ptr, lib.bpe_table_free)
+        self._add_specials(special_tokens)
+        return self
+
+    def image_bytes(self) -> bytes:
+        n = lib.bpe_table_image_size(self.ptr)
+        buf = ffi.new("uint8_t[]", n)
+        lib.bpe_table_image_write(self.ptr, buf)
+        return ffi.buffer(buf, n)[:]
+
+    def _add_specials(self, special_tokens: dict[str, int]) -> None:
+        for name, tid in special_tokens.items():
+            b = name.encode("utf-8")
+            if not 0 <= tid < 2**32 - 1 or lib.bpe_table_add_special(self.ptr, tid, b, len(b)):
+                raise ValueError(f"invalid special token id {tid} for {name!r}")
+
+    def __init__(self, table: "RankTable", special_tokens: dict[str, int]):
+        self.image = None
+        raw = table.raw
+        buf = ffi.from_buffer("uint8_t[]", raw)
+        err = ffi.new("int *")
+        err_i = ffi.new("uint32_t *")
+        ptr = lib.bpe_table_new(
+            buf + table.blob_off,
+            ffi.cast("uint32_t *", buf + table.offs_off),
+            ffi.cast("uint32_t *", buf + table.ranks_off),
+            table.n,
+            err,
+            err_i,
+        )
+        if ptr == ffi.NULL:
+            reason = {1: "out of memory", 2: "an empty token", 3: "a duplicate token or rank", 4: "a rank >= 2**32 - 2"}
+            raise ValueError(f"invalid mergeable_ranks: {reason.get(err[0], 'error')} (token #{err_i[0]})")
+        self.ptr = ffi.gc(ptr, lib.bpe_table_free)
+        self._add_specials(special_tokens)
+
+
+def _fix_surrogates(text: str) -> str:
+    # exactly tiktoken's fix-up for str that is not valid Unicode (lone surrogates -> U+FFFD)
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _fix_surrogates(text).encode("utf-8")
+    except AttributeError:
+        raise TypeError(f"expected str, got {type(text).__name__}") from None
+
+
+@functools.lru_cache(maxsize=128)
+def _special_token_regex(tokens: frozenset[str]) -> tuple[re.Pattern[str], str]:
+    inner = "|".join(re.escape(token) for token in tokens)
+    prefix = _common_prefix(tokens)
+    return re.compile(f"({inner})"), prefix
+
+
+def _common_prefix(tokens: Iterable[str]) -> str:
+    it = iter(tokens)
+    try:
+        p = next(it)
+    except StopIteration:
+        return ""
+    for t in it:
+        while not t.startswith(p):
+            p = p[:-1]
+        if not p:
+            break
+    return p
+
+
+def raise_disallowed_special_token(token: str) -> NoReturn:
+    raise ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
+
+
+def _unpack(buf) -> list[int]:
+    n = buf.len
+    return ffi.unpack(buf.ids, n) if n else []
+
+
+def _check_rc(rc: int) -> None:
+    if rc == 0:
+        return
+    if rc == -1:
+        raise MemoryError("scantok: out of memory while encoding")
+    if rc == -2:
+        raise ValueError("scantok: a byte of the input has no token in this vocabulary")
+    raise RuntimeError(f"scantok: internal encoder error {rc}")
+
+
+def _scanner_for(pat_str: str, scanner_name: str | None):
+    import scantok
+
+    if scanner_name is not None:
+        return scantok.scanner(scanner_name)
+    for name in scantok.scanners():
+        sc = scantok.scanner(name)
+        if sc.pattern == pat_str:
+            return sc
+    raise ValueError(
+        "scantok has no compiled scanner for this pat_str. scantok compiles pre-tokenizer "
+        "patterns ahead of time: add a pattern spec gen/patterns/<name>.toml with this "
+        "pattern, run `make gen`, and reinstall (pip install .). Compiled patterns: "
+        + ", ".join(scantok.scanners())
+    )
+
+
+class Encoding:
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+    ):
+        """Creates an Encoding (same arguments as tiktoken.Encoding). The pattern must be one
+        scantok has compiled (see ``scantok.scanners()``)."""
+        from .vocab import RankTable
+
+        self._init(
+            name,
+            pat_str=pat_str,
+            table=RankTable.from_ranks(mergeable_ranks),
+            special_tokens=special_tokens,
+            explicit_n_vocab=explicit_n_vocab,
+            scanner_name=None,
+            mergeable_ranks=mergeable_ranks,
+        )
+
+    @classmethod
+    def _from_table(cls, name, *, pat_str, table, special_tokens, explicit_n_vocab, scanner_name,
+                    native=None, table_loader=None):
+        self = cls.__new__(cls)
+        self._init(
+            name,
+            pat_str=pat_str,
+            table=table,
+            special_tokens=special_tokens,
+            explicit_n_vocab=explicit_n_vocab,
+            scanner_name=scanner_name,
+            mergeable_ranks=None,
+            native=native,
+            table_loader=table_loader,
+        )
+        return self
+
+    def _init(self, name, *, pat_str, table, special_tokens, explicit_n_vocab, scanner_name, mergeable_ranks,
+              native=None, table_loader=None):
+        self.name = name
+        self._pat_str = pat_str
+        self._special_tokens = dict(special_tokens)
+        self._explicit_n_vocab = explicit_n_vocab
+        self._rank_table_cache = table
+        self._table_loader = table_loader
+        self._mergeable_ranks_cache = mergeable_ranks
+        self._scanner = _scanner_for(pat_str, scanner_name)
+        self._dfa = self._scanner._dfa
+        t = native if native is not None else _Table(table, self._special_tokens)
+        self._table_owner = t
+        self._t = t.ptr
+        n_ranks = lib.bpe_table_size(self._t)
+        max_rank = lib.bpe_table_max_rank(self._t) if n_ranks else 0
+        self.max_token_value = max(max_rank, max(self._special_tokens.values(), default=0))
+        if explicit_n_vocab:
+            assert n_ranks + len(self._special_tokens) == explicit_n_vocab
+            assert self.max_token_value == explicit_n_vocab - 1
+        self._special_token_values = set(self._special_tokens.values())
+        self._all_special = None  # compiled lazily
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ------------------------------------------------------------------ low level
+
+    def _run(self, data: bytes, flags: int = 0, count_only: bool = False, limit: int = _SIZE_MAX):
+        """Returns (bpe_buf*, consumed). The caller frees the buffer."""
+        buf = ffi.new("bpe_buf *")
+        consumed = ffi.new("size_t *")
+        rc = lib.bpe_encode_scan(
+            self._t, self._dfa, ffi.from_buffer(data), len(data), flags, buf, consumed, int(count_only), limit
+        )
+        if rc:
+            lib.bpe_buf_free(buf)
+            _check_rc(rc)
+        return buf, consumed[0]
+
+    def _ids_list(self, data: bytes) -> list[int]:
+        if not data:
+            return []
+        buf, _ = self._run(data)
+        try:
+            return _unpack(buf)
+        finally:
+            lib.bpe_buf_free(buf)
+
+    def _ids_numpy(self, data: bytes):
+        import numpy as np
+
+        if not data:
+            return np.empty(0, dtype=np.uint32)
+        buf, _ = self._run(data)
+        n = buf.len
+        if n == 0:
+            lib.bpe_buf_free(buf)
+            return np.empty(0, dtype=np.uint32)
+        ids = ffi.gc(buf.ids, lib.bpe_free)  # ownership moves to the array
+        return np.frombuffer(ffi.buffer(ids, 4 * n), dtype=np.uint32)
+
+    def _count_bytes(self, data: bytes, limit: int = _SIZE_MAX) -> int:
+        if not data:
+            return 0
+        buf, _ = self._run(data, count_only=True, limit=limit)
+        n = buf.len
+        lib.bpe_buf_free(buf)
+        return n
+
+    # ------------------------------------------------------------------ specials
+
+    def _normalize_special(self, allowed_special, disallowed_special):
+        if allowed_special == "all":
+            allowed_special = self.special_tokens_set
+        if disallowed_special == "all":
+            disallowed_special = self.special_tokens_set - allowed_special
+        return allowed_special, disallowed_special
+
+    def _check_disallowed(self, text: str, disallowed_special) -> None:
+        if disallowed_special:
+            if not isinstance(disallowed_special, frozenset):
+                disallowed_special = frozenset(disallowed_special)
+            rx, prefix = _special_token_regex(disallowed_special)
+            if prefix and prefix not in text:
+                return
+            if match := rx.search(text):
+                raise_disallowed_special_token(match.group())
+
+    def _segments(self, text: str, allowed_special) -> Iterator[tuple[str, int | None]]:
+        """Splits text like tiktoken's CoreBPE.encode: (ordinary text, special id or None)."""
+        allowed = [t for t in allowed_special if t in self._special_tokens] if allowed_special else []
+        if not allowed:
+            yield text, None
+            return
+        if self._all_special is None:
+            self._all_special = re.compile("|".join(re.escape(t) for t in self._special_tokens))
+        rx = self._all_special
+        allowed_set = set(allowed)
+        start = 0
+        while True:
+            start_find = start
+            while True:
+                m = rx.search(text, start_find)
+                if m is None or m.group() in allowed_set:
+                    break
+                start_find = m.start() + 1
+            if m is None:
+                yield text[start:], None
+                return
+            yield text[start : m.start()], self._special_tokens[m.group()]
+            start = m.end()
+
+    def _encode_general(self, text: str, allowed_special, as_numpy: bool):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _fix_surrogates(text)
+        segs = list(self._segments(text, allowed_special))
+        if len(segs) == 1 and segs[0][1] is None:
+            data = segs[0][0].encode("utf-8")
+            return self._ids_numpy(data) if as_numpy else self._ids_list(data)
+        out: list[int] = []
+        for seg, special in segs:
+            if seg:
+                out.extend(self._ids_list(seg.encode("utf-8")))
+            if special is not None:
+                out.append(special)
+        if as_numpy:
+            import numpy as np
+
+            return np.array(out, dtype=np.uint32)
+        return out
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes a string into tokens, ignoring special tokens."""
+        return self._ids_list(_utf8(text))
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Encodes a string into tokens, with tiktoken's special-token rules."""
+        allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed_special)
+        return self._encode_general(text, allowed_special, False)
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> "npt.NDArray[np.uint32]":
+        """Encodes a string into tokens, returning a numpy uint32 array (no Python list)."""
+        allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed_special)
+        return self._encode_general(text, allowed_special, True)
+
+    def encode_ordinary_to_numpy(self, text: str) -> "npt.NDArray[np.uint32]":
+        return self._ids_numpy(_utf8(text))
+
+    def _batch(self, fn, items: Sequence, num_threads: int) -> list:
+        items = list(items)
+        n = len(items)
+        if num_threads <= 1 or n <= 1:
+            return [fn(x) for x in items]
+        nt = min(num_threads, n)
+        # contiguous chunks of similar byte size, one per worker: the C calls release the GIL
+        sizes = [len(x) for x in items]
+        total = sum(sizes) or 1
+        bounds = [0]
+        acc = 0
+        k = 1
+        for i, s in enumerate(sizes):
+            acc += s
+            if k < nt and acc >= total * k / nt:
+                bounds.append(i + 1)
+                k += 1
+        bounds.append(n)
+        bounds = sorted(set(bounds))
+
+        def work(lo_hi):
+            lo, hi = lo_hi
+            return [fn(x) for x in items[lo:hi]]
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(nt) as e:
+            parts = list(e.map(work, zip(bounds[:-1], bounds[1:])))
+        return [r for part in parts for r in part]
+
+    def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
+        """Encodes a list of strings in parallel (threads; the C encoder releases the GIL)."""
+        return self._batch(self.encode_ordinary, text, num_threads)
+
+    def encode_batch(
+        self,
+        text: list[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[list[int]]:
+        allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
+        if not isinstance(disallowed_special, frozenset):
+            disallowed_special = frozenset(disallowed_special)
+        encoder = functools.partial(
+            self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        return self._batch(encoder, text, num_threads)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a text that is exactly one token (special tokens included). KeyError
+        otherwise."""
+        b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        r = lib.bpe_lookup(self._t, b, len(b)) if b else -1
+        if r >= 0:
+            return int(r)
+        try:
+            s = b.decode("utf-8")
+        except UnicodeDecodeError:
+            s = None
+        if s is not None and s in self._special_tokens:
+            return self._special_tokens[s]
+        raise KeyError(b)
+
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        buf = ffi.new("bpe_buf *")
+        try:
+            _check_rc(lib.bpe_encode_piece(self._t, b, len(b), buf))
+            return _unpack(buf)
+        finally:
+            lib.bpe_buf_free(buf)
+
+    def _encode_bytes(self, data: bytes) -> list[int]:
+        """Encodes UTF-8 bytes; an invalid byte is scanned as a character of its own (class
+        Cs) and gets its byte token."""
+        buf, _ = self._run(bytes(data), flags=1)
+        try:
+            return _unpack(buf)
+        finally:
+            lib.bpe_buf_free(buf)
+
+    # ------------------------------------------------------------------ counting
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> int:
+        """``len(self.encode(text, ...))`` without building the list."""
+        return self.count_until(text, _SIZE_MAX - 1, allowed_special=allowed_special, disallowed_special=disallowed_special)
+
+    def count_until(
+        self,
+        text: str,
+        limit: int,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> int:
+        """``min(self.count(text, ...), limit + 1)``, stopping as soon as the count exceeds
+        ``limit`` (useful for "does this fit in the context window")."""
+        if limit < 0:
+            raise ValueError("limit must be >= 0")
+        limit = min(limit, _SIZE_MAX - 1)
+        allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed_special)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _fix_surrogates(text)
+        total = 0
+        for seg, special in self._segments(text, allowed_special):
+            if seg:
+                total += self._count_bytes(seg.encode("utf-8"), limit - total)
+            if total > limit:
+                return limit + 1
+            if special is not None:
+                total += 1
+                if total > limit:
+                    return limit + 1
+        return total
+
+    # ------------------------------------------------------------------ streaming
+
+    def encode_ordinary_stream(self, chunks: Iterable[bytes | str], *, errors: str = "replace") -> Iterator[list[int]]:
+        """Encodes a text given in chunks (bytes are UTF-8, decoded with ``errors``) with
+        bounded memory; the concatenated output equals encode_ordinary(whole text). Each chunk
+        is scanned with SCANTOK_PARTIAL: only pieces the rest of the text cannot change are
+        emitted, the tail is carried into the next call."""
+        import codecs
+
+        dec = codecs.getincrementaldecoder("utf-8")(errors=errors)
+        pending = b""  # tail not yet final (rescanned with the next input)
+        fresh: list[bytes] = []  # input received since the last scan
+        fresh_len = 0
+        for chunk in chunks:
+            if isinstance(chunk, (bytes, bytearray, memoryview)):
+                chunk = dec.decode(bytes(chunk))
+            if not chunk:
+                continue
+            b = _utf8(chunk)
+            fresh.append(b)
+            fresh_len += len(b)
+            # rescan only once the new input is at least as long as the carried tail, so a
+            # single huge piece (a long run of spaces) costs O(n) in total, not O(n^2 / chunk)
+            if fresh_len < len(pending):
+                continue
+            data = pending + b"".join(fresh)
+            fresh.clear()
+            fresh_len = 0
+            buf, consumed = self._run(data, flags=_PARTIAL)
+            try:
+                ids = _unpack(buf)
+            finally:
+                lib.bpe_buf_free(buf)
+            pending = data[consumed:]
+            if ids:
+                yield ids
+        tail = dec.decode(b"", final=True)
+        data = pending + b"".join(fresh) + _utf8(tail)
+        if data:
+            yield self._ids_list(data)
+
+    # ------------------------------------------------------------------ decoding
+
+    def _ids_array(self, tokens):
+        try:
+            import numpy as np
+
+            if isinstance(tokens, np.ndarray):
+                arr = np.ascontiguousarray(tokens, dtype=np.uint32) if tokens.dtype != np.uint32 or not tokens.flags.c_contiguous else tokens
+                if tokens.dtype != np.uint32 and tokens.size and (tokens.min() < 0 or tokens.max() >= 2**32):
+                    raise OverflowError("out of range integral type conversion attempted")
+                return ffi.cast("uint32_t *", ffi.from_buffer(arr)), arr.size, arr
+        except ImportError:
+            pass
+        tokens = list(tokens)
+        try:
+            arr = ffi.new("uint32_t[]", tokens)
+        except OverflowError:
+            raise OverflowError("out of range integral type conversion attempted") from None
+        return arr, len(tokens), arr
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        ptr, n, keep = self._ids_array(tokens)
+        total = lib.bpe_decode_len(self._t, ptr, n)
+        if total < 0:
+            bad = -1 - total
+            raise KeyError(f"Invalid token for decoding: {int(ptr[bad])}")
+        out = ffi.new("uint8_t[]", max(total, 1))
+        lib.bpe_decode(self._t, ptr, n, out)
+        return ffi.buffer(out, total)[:]
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        if not isinstance(token, int):
+            token = int(token)
+        if not 0 <= token < 2**32:
+            raise OverflowError("out of range integral type conversion attempted")
+        p = ffi.new("const uint8_t **")
+        n = lib.bpe_token_bytes(self._t, token, p)
+        if n < 0:
+            raise KeyError(str(token))
+        return ffi.buffer(p[0], n)[:]
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        return [self.decode_single_token_bytes(token) for token in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for token in token_bytes:
+            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
+        text = b"".join(token_bytes).decode("utf-8", errors="strict")
+        return text, offsets
+
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        decoder = functools.partial(self.decode, errors=errors)
+        return self._batch(decoder, batch, num_threads)
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        return self._batch(self.decode_bytes, batch, num_threads)
+
+    # ------------------------------------------------------------------ misc
+
+    def token_byte_values(self) -> list[bytes]:
+        """All mergeable token byte values (sorted, like tiktoken)."""
+        return sorted(self._mergeable_ranks.keys())
+
+    @property
+    def _rank_table(self) -> "RankTable":
+        if self._rank_table_cache is None:
+            self._rank_table_cache = self._table_loader()
+        return self._rank_table_cache
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        if self._mergeable_ranks_cache is None:
+            self._mergeable_ranks_cache = self._rank_table.to_dict()
+        return self._mergeable_ranks_cache
+
+    @property
+    def eot_token(self) -> int:
+        return self._special_tokens["<|endoftext|>"]
+
+    @functools.cached_property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_tokens.keys())
+
+    def is_special_token(self, token: int) -> bool:
+        assert isinstance(token, int)
+        return token in self._special_token_values
+
+    @property
+    def n_vocab(self) -> int:
+        return self.max_token_value + 1
+
+    # ------------------------------------------------------------------ pickling
+
+    def __reduce__(self):
+        from . import registry
+
+        if registry._is_registered(self):
+            return (registry.get_encoding, (self.name,))
+        return (
+            _rebuild,
+            (
+                self.name,
+                self._pat_str,
+                self._rank_table.raw,
+                self._special_tokens,
+                self._explicit_n_vocab,
+                self._scanner.name,
+            ),
+        )
+
+
+def _rebuild(name, pat_str, raw, special_tokens, explicit_n_vocab, scanner_name):
+    from .vocab import RankTable
+
+    return Encoding._from_table(
+        name,
+        pat_str=pat_str,
+        table=RankTable(raw),
+        special_tokens=special_tokens,
+        explicit_n_vocab=explicit_n_vocab,
+        scanner_name=scanner_name,
+    )

@@ -1,0 +1,242 @@
+"""The encodings tiktoken 0.14.0 ships (tiktoken_ext/openai_public.py) and its model tables
+(tiktoken/model.py), with the same names and lookup rules."""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .encoding import Encoding
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+R50K_PAT_STR = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+CL100K_PAT_STR = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+O200K_PAT_STR = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/"
+
+# rank file name -> (download URL, SHA-256)
+RANK_FILES: dict[str, tuple[str, str]] = {
+    "r50k_base.tiktoken": (_BASE_URL + "r50k_base.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),
+    "p50k_base.tiktoken": (_BASE_URL + "p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),
+    "cl100k_base.tiktoken": (_BASE_URL + "cl100k_base.tiktoken", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
+    "o200k_base.tiktoken": (_BASE_URL + "o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
+}
+
+_O200K_SPECIALS = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}
+
+# name -> (rank file, compiled scanner, pat_str, special tokens, explicit_n_vocab)
+# gpt2's ranks are r50k_base's (tiktoken builds them from GPT-2's vocab.bpe/encoder.json,
+# which give the identical table).
+ENCODINGS: dict[str, tuple[str, str, str, dict[str, int], int | None]] = {
+    "gpt2": ("r50k_base.tiktoken", "r50k_base", R50K_PAT_STR, {ENDOFTEXT: 50256}, 50257),
+    "r50k_base": ("r50k_base.tiktoken", "r50k_base", R50K_PAT_STR, {ENDOFTEXT: 50256}, 50257),
+    "p50k_base": ("p50k_base.tiktoken", "r50k_base", R50K_PAT_STR, {ENDOFTEXT: 50256}, 50281),
+    "p50k_edit": (
+        "p50k_base.tiktoken", "r50k_base", R50K_PAT_STR,
+        {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}, None,
+    ),
+    "cl100k_base": (
+        "cl100k_base.tiktoken", "cl100k_base", CL100K_PAT_STR,
+        {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260, ENDOFPROMPT: 100276},
+        None,
+    ),
+    "o200k_base": ("o200k_base.tiktoken", "o200k_base", O200K_PAT_STR, _O200K_SPECIALS, None),
+    "o200k_harmony": (
+        "o200k_base.tiktoken", "o200k_base", O200K_PAT_STR,
+        {
+            **_O200K_SPECIALS,
+            "<|startoftext|>": 199998,
+            "<|endoftext|>": 199999,
+            "<|reserved_200000|>": 200000,
+            "<|reserved_200001|>": 200001,
+            "<|return|>": 200002,
+            "<|constrain|>": 200003,
+            "<|reserved_200004|>": 200004,
+            "<|channel|>": 200005,
+            "<|start|>": 200006,
+            "<|end|>": 200007,
+            "<|message|>": 200008,
+            "<|reserved_200009|>": 200009,
+            "<|reserved_200010|>": 200010,
+            "<|reserved_200011|>": 200011,
+            "<|call|>": 200012,
+        }
+        | {f"<|reserved_{i}|>": i for i in range(200013, 201088)},
+        None,
+    ),
+}
+
+# tiktoken 0.14.0 tiktoken/model.py
+MODEL_PREFIX_TO_ENCODING: dict[str, str] = {
+    "o1-": "o200k_base",
+    "o3-": "o200k_base",
+    "o4-mini-": "o200k_base",
+    # chat
+    "gpt-5": "o200k_base",
+    "gpt-4.5-": "o200k_base",
+    "gpt-4.1-": "o200k_base",
+    "chatgpt-4o-": "o200k_base",
+    "gpt-4o-": "o200k_base",  # e.g., gpt-4o-2024-05-13
+    "gpt-4-": "cl100k_base",  # e.g., gpt-4-0314, etc., plus gpt-4-32k
+    "gpt-3.5-turbo-": "cl100k_base",  # e.g, gpt-3.5-turbo-0301, -0401, etc.
+    "gpt-35-turbo-": "cl100k_base",  # Azure deployment name
+    "gpt-oss-": "o200k_harmony",
+    # fine-tuned
+    "ft:gpt-4o": "o200k_base",
+    "ft:gpt-4": "cl100k_base",
+    "ft:gpt-3.5-turbo": "cl100k_base",
+    "ft:davinci-002": "cl100k_base",
+    "ft:babbage-002": "cl100k_base",
+}
+
+MODEL_TO_ENCODING: dict[str, str] = {
+    # reasoning
+    "o1": "o200k_base",
+    "o3": "o200k_base",
+    "o4-mini": "o200k_base",
+    # chat
+    "gpt-5": "o200k_base",
+    "gpt-4.1": "o200k_base",
+    "gpt-4o": "o200k_base",
+    "gpt-4": "cl100k_base",
+    "gpt-3.5-turbo": "cl100k_base",
+    "gpt-3.5": "cl100k_base",  # Common shorthand
+    "gpt-35-turbo": "cl100k_base",  # Azure deployment name
+    # base
+    "davinci-002": "cl100k_base",
+    "babbage-002": "cl100k_base",
+    # embeddings
+    "text-embedding-ada-002": "cl100k_base",
+    "text-embedding-3-small": "cl100k_base",
+    "text-embedding-3-large": "cl100k_base",
+    # DEPRECATED MODELS
+    # text (DEPRECATED)
+    "text-davinci-003": "p50k_base",
+    "text-davinci-002": "p50k_base",
+    "text-davinci-001": "r50k_base",
+    "text-curie-001": "r50k_base",
+    "text-babbage-001": "r50k_base",
+    "text-ada-001": "r50k_base",
+    "davinci": "r50k_base",
+    "curie": "r50k_base",
+    "babbage": "r50k_base",
+    "ada": "r50k_base",
+    # code (DEPRECATED)
+    "code-davinci-002": "p50k_base",
+    "code-davinci-001": "p50k_base",
+    "code-cushman-002": "p50k_base",
+    "code-cushman-001": "p50k_base",
+    "davinci-codex": "p50k_base",
+    "cushman-codex": "p50k_base",
+    # edit (DEPRECATED)
+    "text-davinci-edit-001": "p50k_edit",
+    "code-davinci-edit-001": "p50k_edit",
+    # old embeddings (DEPRECATED)
+    "text-similarity-davinci-001": "r50k_base",
+    "text-similarity-curie-001": "r50k_base",
+    "text-similarity-babbage-001": "r50k_base",
+    "text-similarity-ada-001": "r50k_base",
+    "text-search-davinci-doc-001": "r50k_base",
+    "text-search-curie-doc-001": "r50k_base",
+    "text-search-babbage-doc-001": "r50k_base",
+    "text-search-ada-doc-001": "r50k_base",
+    "code-search-babbage-code-001": "r50k_base",
+    "code-search-ada-code-001": "r50k_base",
+    # open source
+    "gpt2": "gpt2",
+    "gpt-2": "gpt2",  # Maintains consistency with gpt-4
+}
+
+_lock = threading.RLock()
+_loaded: dict[str, "Encoding"] = {}
+
+
+def list_encoding_names() -> list[str]:
+    return list(ENCODINGS)
+
+
+def get_encoding(encoding_name: str) -> "Encoding":
+    """The named encoding, loaded once per process (thread-safe)."""
+    if not isinstance(encoding_name, str):
+        raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")
+    enc = _loaded.get(encoding_name)
+    if enc is not None:
+        return enc
+    with _lock:
+        enc = _loaded.get(encoding_name)
+        if enc is not None:
+            return enc
+        if encoding_name not in ENCODINGS:
+            raise ValueError(
+                f"Unknown encoding {encoding_name}.\n"
+                f"Plugins found: ['scantok']\n"
+                f"Available encodings: {', '.join(ENCODINGS)}"
+            )
+        from .encoding import Encoding, _Table
+        from .vocab import load_image, load_table, save_image
+
+        file_name, scanner_name, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
+        url, sha = RANK_FILES[file_name]
+
+        def loader():
+            return load_table(file_name, url=url, sha256=sha)
+
+        # fast path: the built hash tables, mmap'ed from scantok's cache
+        native = None
+        table = None
+        image = load_image(sha)
+        if image is not None:
+            native = _Table.from_image(image, specials)
+        if native is None:
+            table = loader()
+            native = _Table(table, specials)
+            save_image(sha, native.image_bytes())
+        enc = Encoding._from_table(
+            encoding_name,
+            pat_str=pat_str,
+            table=table,
+            special_tokens=dict(specials),
+            explicit_n_vocab=n_vocab,
+            scanner_name=scanner_name,
+            native=native,
+            table_loader=loader,
+        )
+        _loaded[encoding_name] = enc
+        return enc
+
+
+def encoding_name_for_model(model_name: str) -> str:
+    """The name of the encoding a model uses (tiktoken's rules). KeyError if unknown."""
+    if model_name in MODEL_TO_ENCODING:
+        return MODEL_TO_ENCODING[model_name]
+    for model_prefix, encoding_name in MODEL_PREFIX_TO_ENCODING.items():
+        if model_name.startswith(model_prefix):
+            return encoding_name
+    raise KeyError(
+        f"Could not automatically map {model_name} to a tokeniser. "
+        "Please use `scantok.get_encoding` to explicitly get the tokeniser you expect."
+    ) from None
+
+
+def encoding_for_model(model_name: str) -> "Encoding":
+    return get_encoding(encoding_name_for_model(model_name))
+
+
+def _is_registered(enc: Any) -> bool:
+    return _loaded.get(getattr(enc, "name", None)) is enc

@@ -1,0 +1,431 @@
+"""scantok's BPE encodings give exactly tiktoken 0.14.0's ids (the pinned oracle), with
+tiktoken's special-token semantics, decoding, pickling and threading behaviour."""
+from __future__ import annotations
+
+import pickle
+import random
+import string
+import time
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import scantok
+from conftest import load_corpus
+from test_encoding_oracle import ENCODING_NAMES, SPECIAL_FRAGMENTS, tiktoken_encoding, vocab_dir
+from strategies import describe_mismatch, fragment, hard_text
+
+pytestmark = pytest.mark.usefixtures("_vocab")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _vocab():
+    vocab_dir()
+
+
+def enc(name):
+    return scantok.get_encoding(name)
+
+
+def same(got, want, text=None):
+    assert got == want, describe_mismatch(list(got), list(want), text)
+
+
+# --------------------------------------------------------------------------- corpora
+
+SLICE = 120_000
+
+
+@pytest.mark.parametrize("corpus", ["en", "code", "multi"])
+@pytest.mark.parametrize("name", ENCODING_NAMES)
+def test_corpus_slices(name, corpus):
+    text = load_corpus(corpus)
+    e, t = enc(name), tiktoken_encoding(name)
+    rng = random.Random(hash((name, corpus)) & 0xFFFF)
+    for _ in range(2):
+        a = rng.randrange(0, max(1, len(text) - SLICE))
+        piece = text[a : a + SLICE]
+        same(e.encode_ordinary(piece), t.encode_ordinary(piece), piece)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_whole_corpus_numpy(name):
+    import numpy as np
+
+    e, t = enc(name), tiktoken_encoding(name)
+    text = load_corpus("multi")[:1_500_000]
+    got = e.encode_to_numpy(text)
+    assert got.dtype == np.uint32
+    assert np.array_equal(got, t.encode_to_numpy(text))
+
+
+# --------------------------------------------------------------------------- hypothesis
+
+SPECIALISH = st.sampled_from(SPECIAL_FRAGMENTS)
+text_with_specials = st.lists(st.one_of(fragment(), fragment(), fragment(), SPECIALISH), max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("name", ENCODING_NAMES)
+@given(text=hard_text())
+@example(text="\ud800")
+@example(text="a" + " " * 300 + "b")
+@example(text="'s 'S 'ſ 'T 'RE 've 'M 'LL 'D it\u017f K\u212a")
+@example(text="\r\n\u0085\u2028\u00a0  \n x")
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+def test_hypothesis_ordinary(name, text):
+    e, t = enc(name), tiktoken_encoding(name)
+    same(e.encode_ordinary(text), t.encode_ordinary(text), text)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_harmony", "p50k_edit", "r50k_base"])
+@given(text=text_with_specials, mode=st.sampled_from(["all", "none", "some"]))
+@settings(suppress_health_check=[HealthCheck.too_slow])
+def test_hypothesis_specials(name, text, mode):
+    e, t = enc(name), tiktoken_encoding(name)
+    specials = sorted(t.special_tokens_set)
+    if mode == "all":
+        kw = dict(allowed_special="all")
+    elif mode == "none":
+        kw = dict(disallowed_special=())
+    else:
+        allowed = set(specials[::2])
+        kw = dict(allowed_special=allowed, disallowed_special=())
+    same(e.encode(text, **kw), t.encode(text, **kw), text)
+    assert e.count(text, **kw) == len(t.encode(text, **kw))
+    # default: disallowed -> the same error message (the message names the token)
+    try:
+        want = t.encode(text)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as got:
+            e.encode(text)
+        assert str(got.value) == str(exc)
+        assert "disallowed special token" in str(got.value)
+    else:
+        same(e.encode(text), want, text)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+@given(text=hard_text(max_fragments=60))
+@settings(suppress_health_check=[HealthCheck.too_slow])
+def test_hypothesis_numpy_count_roundtrip(name, text):
+    e, t = enc(name), tiktoken_encoding(name)
+    want = t.encode_ordinary(text)
+    assert e.encode_to_numpy(text, disallowed_special=()).tolist() == want
+    assert e.count(text, disallowed_special=()) == len(want)
+    limit = len(want) // 2
+    assert e.count_until(text, limit, disallowed_special=()) == min(len(want), limit + 1)
+    assert e.decode(want) == t.decode(want)
+    assert e.decode_bytes(want) == t.decode_bytes(want)
+
+
+# --------------------------------------------------------------------------- special tokens
+
+
+@pytest.mark.parametrize("name", ENCODING_NAMES)
+def test_special_token_semantics(name):
+    e, t = enc(name), tiktoken_encoding(name)
+    eot = "<|endoftext|>"
+    text = f"hello {eot} world{eot}{eot}x <|endoftext"
+    for kw in [
+        dict(allowed_special="all"),
+        dict(allowed_special={eot}),
+        dict(disallowed_special=()),
+        dict(allowed_special=set(), disallowed_special=()),
+        dict(allowed_special={eot}, disallowed_special="all"),
+    ]:
+        same(e.encode(text, **kw), t.encode(text, **kw), text)
+        same(e.encode_to_numpy(text, **kw).tolist(), t.encode_to_numpy(text, **kw).tolist(), text)
+        assert e.encode_batch([text, "a", ""], **kw) == t.encode_batch([text, "a", ""], **kw)
+    with pytest.raises(ValueError) as got:
+        e.encode(text)
+    with pytest.raises(ValueError) as want:
+        t.encode(text)
+    assert str(got.value) == str(want.value)
+    with pytest.raises(ValueError):
+        e.encode_to_numpy(text)
+    with pytest.raises(ValueError):
+        e.encode_batch(["ok", text])
+    # disallowed given as text collection
+    with pytest.raises(ValueError) as got:
+        e.encode(text, disallowed_special=[eot])
+    with pytest.raises(ValueError) as want:
+        t.encode(text, disallowed_special=[eot])
+    assert str(got.value) == str(want.value)
+    assert e.encode_ordinary(text) == t.encode_ordinary(text)
+    assert e.eot_token == t.eot_token
+    assert e.special_tokens_set == t.special_tokens_set
+    assert e.n_vocab == t.n_vocab
+    assert e.max_token_value == t.max_token_value
+    assert e.name == t.name
+    for s in t.special_tokens_set:
+        assert e.encode_single_token(s) == t.encode_single_token(s)
+        assert e.is_special_token(t.encode_single_token(s))
+    assert not e.is_special_token(0)
+
+
+def test_harmony_specials():
+    e, t = enc("o200k_harmony"), tiktoken_encoding("o200k_harmony")
+    text = "<|start|>user<|message|>hi<|end|><|endofprompt|><|reserved_200018|><|reserved_201087|>"
+    same(e.encode(text, allowed_special="all"), t.encode(text, allowed_special="all"))
+    ids = list(range(199990, 201088))
+    assert e.decode_tokens_bytes(ids) == t.decode_tokens_bytes(ids)
+    assert e.decode(ids) == t.decode(ids)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+@pytest.mark.parametrize("name", ENCODING_NAMES)
+def test_decode_variants(name):
+    e, t = enc(name), tiktoken_encoding(name)
+    text = "Hello wörld 中文 \U0001f468\u200d\U0001f469 <|endoftext|>"
+    ids = t.encode(text, allowed_special="all")
+    assert e.decode(ids) == t.decode(ids) == text
+    assert e.decode_bytes(ids) == t.decode_bytes(ids)
+    assert e.decode_tokens_bytes(ids) == t.decode_tokens_bytes(ids)
+    assert e.decode_with_offsets(ids) == t.decode_with_offsets(ids)
+    assert e.decode_batch([ids, ids[:3], []]) == t.decode_batch([ids, ids[:3], []])
+    assert e.decode_bytes_batch([ids, []]) == t.decode_bytes_batch([ids, []])
+    # partial UTF-8: errors= is passed through
+    part = [i for i in ids if len(t.decode_single_token_bytes(i)) == 1 and t.decode_single_token_bytes(i)[0] >= 0x80]
+    for errors in ["replace", "ignore", "surrogateescape"]:
+        assert e.decode(part, errors=errors) == t.decode(part, errors=errors)
+    for i in [0, 1, 255, 256, e.max_token_value, e.eot_token]:
+        assert e.decode_single_token_bytes(i) == t.decode_single_token_bytes(i)
+        assert e.encode_single_token(t.decode_single_token_bytes(i)) == t.encode_single_token(t.decode_single_token_bytes(i))
+    import numpy as np
+
+    assert e.decode(np.array(ids, dtype=np.uint32)) == text
+    assert e.decode(np.array(ids, dtype=np.int64)) == text
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "o200k_harmony", "cl100k_base"])
+def test_decode_errors(name):
+    e, t = enc(name), tiktoken_encoding(name)
+    bad = t.max_token_value + 1
+    for ids in ([bad], [1, 2, bad], [2**32 - 1]):
+        with pytest.raises(KeyError) as got:
+            e.decode(ids)
+        with pytest.raises(KeyError) as want:
+            t.decode(ids)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(KeyError) as got:
+        e.decode_single_token_bytes(bad)
+    with pytest.raises(KeyError) as want:
+        t.decode_single_token_bytes(bad)
+    assert str(got.value) == str(want.value)
+    for ids in ([-1], [2**32], [2**64]):
+        with pytest.raises(OverflowError):
+            e.decode(ids)
+        with pytest.raises(OverflowError):
+            t.decode(ids)
+    with pytest.raises(KeyError) as got:
+        e.encode_single_token("qwertyuiopasdfgh")
+    with pytest.raises(KeyError) as want:
+        t.encode_single_token("qwertyuiopasdfgh")
+    assert str(got.value) == str(want.value)
+
+
+def test_token_byte_values_and_ranks():
+    e, t = enc("r50k_base"), tiktoken_encoding("r50k_base")
+    assert e.token_byte_values() == t.token_byte_values()
+    assert e._mergeable_ranks == t._mergeable_ranks
+    assert e._pat_str == t._pat_str
+    assert e._special_tokens == t._special_tokens
+
+
+# --------------------------------------------------------------------------- surrogates, bytes
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+def test_surrogates(name):
+    e, t = enc(name), tiktoken_encoding(name)
+    for text in ["\ud800", "a\udc00b", "\ud83d\ude00", "x \udfff\n", "\ud800" * 50, "<|endoftext|>\ud800"]:
+        same(e.encode_ordinary(text), t.encode_ordinary(text), text)
+        same(e.encode(text, allowed_special="all"), t.encode(text, allowed_special="all"), text)
+        assert e.encode_to_numpy(text, allowed_special="all").tolist() == t.encode(text, allowed_special="all")
+
+
+@given(data=st.binary(max_size=300))
+def test_bytes_never_crash(data):
+    e = enc("o200k_base")
+    ids = e._encode_bytes(data)
+    assert e.decode_bytes(ids) == data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    assert ids == e.encode_ordinary(text)
+
+
+# --------------------------------------------------------------------------- long pieces
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+def test_long_pieces_exact(name):
+    """Pieces longer than the windowed encoder's window, including tiny windows that force
+    many back-offs, match tiktoken's single-piece merge."""
+    from scantok._native import lib
+
+    e, t = enc(name), tiktoken_encoding(name)
+    rng = random.Random(7)
+    alphabets = ["ab", "aab" + string.ascii_lowercase, string.ascii_letters, " ", " \n", "01", "ее", "的是", "abcabcx", "é"]
+    try:
+        for chunk, margin in [(1, 0), (3, 0), (8, 4), (64, 48), (384, 256)]:
+            lib.bpe_set_long_window(chunk, margin)
+            for _ in range(25):
+                s = "".join(rng.choices(rng.choice(alphabets), k=rng.randint(1025, 4000)))
+                same(e._encode_single_piece(s), t._encode_single_piece(s), s)
+    finally:
+        lib.bpe_set_long_window(0, 32)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: " " * 10**6 + "x",
+        lambda: "a" * 10**7,
+        lambda: "".join(random.Random(1).choices(string.ascii_letters, k=10**7)),
+    ],
+    ids=["spaces_1e6_x", "a_1e7", "random_letters_1e7"],
+)
+def test_pathological_inputs(make):
+    # Inputs that crash or stall tiktoken complete and round-trip; their speed is measured
+    # in bench/bench_encode.py, not asserted here.
+    e = enc("o200k_base")
+    text = make()
+    ids = e.encode_to_numpy(text)
+    assert e.decode_bytes(ids) == text.encode()
+    assert e.count(text) == len(ids)
+
+
+def test_pathological_exact_medium():
+    # tiktoken is slow on these (quadratic-ish) but fine at this size
+    e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")
+    rng = random.Random(3)
+    for text in [" " * 20000 + "x", "a" * 50000, "".join(rng.choices(string.ascii_letters, k=50000)), "\n" * 30000 + "y"]:
+        same(e.encode_ordinary(text), t.encode_ordinary(text), text)
+
+
+# --------------------------------------------------------------------------- API
+
+
+def test_registry_and_models():
+    import tiktoken.model as tm
+
+    assert sorted(scantok.list_encoding_names()) == sorted(ENCODING_NAMES)
+    from scantok import registry
+
+    assert registry.MODEL_TO_ENCODING == tm.MODEL_TO_ENCODING
+    assert registry.MODEL_PREFIX_TO_ENCODING == tm.MODEL_PREFIX_TO_ENCODING
+    for m in ["gpt-4o", "gpt-4", "gpt-4o-2024-05-13", "gpt-oss-120b", "text-davinci-003", "gpt2", "ft:gpt-4o:x"]:
+        assert scantok.encoding_name_for_model(m) == tm.encoding_name_for_model(m)
+        assert scantok.encoding_for_model(m).name == tm.encoding_name_for_model(m)
+    with pytest.raises(KeyError):
+        scantok.encoding_for_model("no-such-model")
+    with pytest.raises(ValueError, match="Unknown encoding"):
+        scantok.get_encoding("nope")
+    assert scantok.get_encoding("o200k_base") is scantok.get_encoding("o200k_base")
+    assert repr(enc("o200k_base")) == "<Encoding 'o200k_base'>"
+
+
+def test_pickle():
+    e = enc("cl100k_base")
+    assert pickle.loads(pickle.dumps(e)) is e
+    t = tiktoken_encoding("r50k_base")
+    custom = scantok.Encoding(
+        "custom_r50k",
+        pat_str=t._pat_str,
+        mergeable_ranks=t._mergeable_ranks,
+        special_tokens={"<|endoftext|>": 50256, "<|x|>": 50257},
+    )
+    c2 = pickle.loads(pickle.dumps(custom))
+    assert c2 is not custom and c2.name == "custom_r50k"
+    text = "hello <|x|> world<|endoftext|>"
+    assert c2.encode(text, allowed_special="all") == custom.encode(text, allowed_special="all")
+    assert custom.encode_ordinary(text) == t.encode_ordinary(text)
+
+
+def test_pickle_multiprocessing():
+    import multiprocessing as mp
+
+    e = enc("o200k_base")
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        got = pool.map(e.encode_ordinary, ["hello world", "foo bar"])
+    assert got == [e.encode_ordinary("hello world"), e.encode_ordinary("foo bar")]
+
+
+def test_custom_encoding_errors():
+    t = tiktoken_encoding("r50k_base")
+    with pytest.raises(ValueError, match="make gen"):
+        scantok.Encoding("x", pat_str=r"\w+|\s+", mergeable_ranks=t._mergeable_ranks, special_tokens={})
+    with pytest.raises(AssertionError):
+        scantok.Encoding("x", pat_str=t._pat_str, mergeable_ranks=t._mergeable_ranks, special_tokens={}, explicit_n_vocab=5)
+    # a vocabulary without every byte cannot encode arbitrary text: a clear error, no crash
+    small = {bytes([b]): b for b in range(97, 123)}
+    e = scantok.Encoding("tiny", pat_str=t._pat_str, mergeable_ranks=small, special_tokens={})
+    assert e.encode_ordinary("abc") == [0 + 97, 98, 99]
+    with pytest.raises(ValueError, match="no token"):
+        e.encode_ordinary("ABC")
+
+
+def test_threads_parallel_and_exact():
+    e = enc("o200k_base")
+    docs = [load_corpus("en")[i : i + 20000] for i in range(0, 1_000_000, 20000)]
+    want = [e.encode_ordinary(d) for d in docs]
+    assert e.encode_ordinary_batch(docs, num_threads=2) == want
+    assert e.encode_batch(docs, num_threads=3, disallowed_special=()) == want
+    assert e.encode_ordinary_batch([]) == []
+    assert e.decode_batch(want, num_threads=2) == [e.decode(w) for w in want]
+
+
+def test_c_calls_release_the_gil():
+    """While one thread is inside the C encoder, another thread keeps running Python code
+    (so encode_batch's threads really run in parallel): the main thread's longest pause
+    during the worker's long C call is much shorter than the call."""
+    import threading
+
+    e = enc("o200k_base")
+    data = (load_corpus("en") * 3).encode()
+    span = []
+
+    def worker():
+        t0 = time.perf_counter()
+        e._count_bytes(data)  # one long C call (~100 ms or more)
+        span.extend([t0, time.perf_counter()])
+
+    stamps = []
+    th = threading.Thread(target=worker)
+    th.start()
+    while th.is_alive():
+        stamps.append(time.perf_counter())
+    th.join()
+    t0, t1 = span
+    inside = [t for t in stamps if t0 <= t <= t1]
+    gaps = [b - a for a, b in zip([t0] + inside, inside + [t1])]
+    assert max(gaps) < 0.5 * (t1 - t0), (max(gaps), t1 - t0)
+
+
+def test_count_until():
+    e = enc("o200k_base")
+    text = "hello world " * 1000
+    n = len(e.encode_ordinary(text))
+    assert e.count(text) == n
+    assert e.count_until(text, 10) == 11
+    assert e.count_until(text, n) == n
+    assert e.count_until(text, n - 1) == n
+    assert e.count_until("", 0) == 0
+    assert e.count("<|endoftext|>x", allowed_special="all") == 2
+    with pytest.raises(ValueError):
+        e.count("<|endoftext|>")
+
+
+def test_empty_and_types():
+    e = enc("o200k_base")
+    assert e.encode("") == [] and e.encode_ordinary("") == []
+    assert e.encode_to_numpy("").tolist() == []
+    assert e.decode([]) == "" and e.decode_bytes([]) == b""
+    with pytest.raises(TypeError):
+        e.encode_ordinary(b"bytes")  # type: ignore[arg-type]
