@@ -123,22 +123,26 @@ class Scanner:
         k, starts, ends = self._scan(data, flags, True, True)
         return list(zip(ffi.unpack(starts, k), ffi.unpack(ends, k))) if k else []
 
+    def _char_bounds(self, text: str) -> tuple[list[int], list[int]]:
+        """Piece starts and ends as indices into `text`."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}; use the *_bytes methods for bytes")
+        data, flags = _utf8(text)
+        k, starts, ends = self._scan(data, flags, True, True)
+        if not k:
+            return [], []
+        if len(data) != len(text):
+            lib.scantok_utf8_to_char_offsets(ffi.from_buffer(data), len(data), starts, k)
+            lib.scantok_utf8_to_char_offsets(ffi.from_buffer(data), len(data), ends, k)
+        return ffi.unpack(starts, k), ffi.unpack(ends, k)
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Pieces as ``(start, end)`` indices into `text`.
 
         >>> scanner("whitespace").spans("Hi there!")
         [(0, 2), (3, 8), (8, 9)]
         """
-        if not isinstance(text, str):
-            raise TypeError(f"spans() takes str, not {type(text).__name__}; use byte_spans() for bytes")
-        data, flags = _utf8(text)
-        k, starts, ends = self._scan(data, flags, True, True)
-        if not k:
-            return []
-        if len(data) != len(text):
-            lib.scantok_utf8_to_char_offsets(ffi.from_buffer(data), len(data), starts, k)
-            lib.scantok_utf8_to_char_offsets(ffi.from_buffer(data), len(data), ends, k)
-        return list(zip(ffi.unpack(starts, k), ffi.unpack(ends, k)))
+        return list(zip(*self._char_bounds(text)))
 
     def split(self, text: str) -> list[str]:
         """The pieces of `text`, like ``regex.findall``.
@@ -146,7 +150,8 @@ class Scanner:
         >>> scanner("cl100k_base").split("I'm here\\n\\n")
         ['I', "'m", ' here', '\\n\\n']
         """
-        return [text[a:b] for a, b in self.spans(text)]
+        starts, ends = self._char_bounds(text)
+        return [text[a:b] for a, b in zip(starts, ends)]
 
     def split_bytes(self, data: BytesLike) -> list[bytes]:
         """The pieces of UTF-8 `data` (invalid bytes are characters of class Cs).
