@@ -1,8 +1,20 @@
-# setuptools needs setup.py only to hand cffi its build script; everything else is in pyproject.toml.
-from setuptools import setup
+# setuptools needs setup.py only to hand cffi its build script and to declare the one small
+# C-API extension; everything else is in pyproject.toml.
+from setuptools import Extension, setup
 
 setup(
     cffi_modules=["build/build_native.py:ffibuilder"],
+    # Token ids to Python lists with cached int objects (see the file's header for why this
+    # is not cffi). Limited API, like the cffi module, so one wheel serves every CPython.
+    ext_modules=[
+        Extension(
+            "scantok._pylist",
+            sources=["runtime/scantok/cpyext/pylist.c"],
+            define_macros=[("Py_LIMITED_API", "0x030A0000")],
+            py_limited_api=True,
+            extra_compile_args=["-O2"],
+        )
+    ],
     # build/ holds the committed generated C; keep setuptools' scratch files out of it.
     options={"build": {"build_base": ".pybuild"}},
 )

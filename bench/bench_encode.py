@@ -67,8 +67,11 @@ def lib_scantok(enc):
     import scantok
 
     def make():
-        # scantok's encoder keeps no cache; the registry instance is as fresh as a new one
-        return scantok.get_encoding(enc)
+        # a new instance with tables of its own: the per-thread piece and pair caches are
+        # keyed by table, so they start cold, like a peer's fresh instance
+        from scantok.registry import _load_encoding
+
+        return _load_encoding(enc)
 
     return make, {
         "list": lambda e, t: e.encode_ordinary(t),

@@ -3,12 +3,14 @@ rules and error messages, on scantok's compiled scanners and C byte-pair merge."
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 
 from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, Literal, NoReturn, Sequence
 
 from ._native import ffi, lib
+from ._pylist import ids_to_list as _ids_to_list
 
 if TYPE_CHECKING:
     import numpy as np
@@ -120,8 +122,11 @@ def raise_disallowed_special_token(token: str) -> NoReturn:
 
 
 def _unpack(buf) -> list[int]:
+    """The ids of a bpe_buf as a list (the buffer stays owned by the caller)."""
     n = buf.len
-    return ffi.unpack(buf.ids, n) if n else []
+    if not n:
+        return []
+    return _ids_to_list(int(ffi.cast("uintptr_t", buf.ids)), n)
 
 
 def _check_rc(rc: int) -> None:
@@ -149,6 +154,28 @@ def _scanner_for(pat_str: str, scanner_name: str | None):
         "pattern, run `make gen`, and reinstall (pip install .). Compiled patterns: "
         + ", ".join(scantok.scanners())
     )
+
+
+_pools: dict = {}
+_pools_lock = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    # a forked child has none of the parent's threads: it must not wait on their pools
+    os.register_at_fork(after_in_child=_pools.clear)
+
+
+def _thread_pool(n: int):
+    """A process-wide pool of n threads for batch calls. Kept, not made per call: each thread
+    keeps its C caches (see bpe.c) warm across calls, and starting threads costs more than a
+    small batch."""
+    pool = _pools.get(n)
+    if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with _pools_lock:
+            pool = _pools.get(n)
+            if pool is None:
+                pool = _pools[n] = ThreadPoolExecutor(n, thread_name_prefix=f"scantok-batch{n}")
+    return pool
 
 
 class Encoding:
@@ -306,16 +333,16 @@ class Encoding:
             start = m.end()
 
     def _encode_general(self, text: str, allowed_special, as_numpy: bool):
+        data = _utf8(text)
+        if not self._has_allowed(text, allowed_special):
+            # one ordinary segment: the text is encoded to UTF-8 once
+            return self._ids_numpy(data) if as_numpy else self._ids_list(data)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             text = _fix_surrogates(text)
-        segs = list(self._segments(text, allowed_special))
-        if len(segs) == 1 and segs[0][1] is None:
-            data = segs[0][0].encode("utf-8")
-            return self._ids_numpy(data) if as_numpy else self._ids_list(data)
         out: list[int] = []
-        for seg, special in segs:
+        for seg, special in self._segments(text, allowed_special):
             if seg:
                 out.extend(self._ids_list(seg.encode("utf-8")))
             if special is not None:
@@ -325,6 +352,12 @@ class Encoding:
 
             return np.array(out, dtype=np.uint32)
         return out
+
+    def _has_allowed(self, text: str, allowed_special) -> bool:
+        """Whether an allowed special token occurs in text (else it is one ordinary segment)."""
+        if not allowed_special:
+            return False
+        return any(t in text for t in allowed_special if t in self._special_tokens)
 
     # ------------------------------------------------------------------ encoding
 
@@ -383,10 +416,7 @@ class Encoding:
             lo, hi = lo_hi
             return [fn(x) for x in items[lo:hi]]
 
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(nt) as e:
-            parts = list(e.map(work, zip(bounds[:-1], bounds[1:])))
+        parts = list(_thread_pool(nt).map(work, zip(bounds[:-1], bounds[1:])))
         return [r for part in parts for r in part]
 
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
@@ -469,6 +499,8 @@ class Encoding:
         limit = min(limit, _SIZE_MAX - 1)
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
         self._check_disallowed(text, disallowed_special)
+        if not self._has_allowed(text, allowed_special):
+            return min(self._count_bytes(_utf8(text), limit), limit + 1)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:

@@ -182,43 +182,49 @@ def get_encoding(encoding_name: str) -> "Encoding":
         enc = _loaded.get(encoding_name)
         if enc is not None:
             return enc
-        if encoding_name not in ENCODINGS:
-            raise ValueError(
-                f"Unknown encoding {encoding_name}.\n"
-                f"Plugins found: ['scantok']\n"
-                f"Available encodings: {', '.join(ENCODINGS)}"
-            )
-        from .encoding import Encoding, _Table
-        from .vocab import load_image, load_table, save_image
-
-        file_name, scanner_name, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
-        url, sha = RANK_FILES[file_name]
-
-        def loader():
-            return load_table(file_name, url=url, sha256=sha)
-
-        # fast path: the built hash tables, mmap'ed from scantok's cache
-        native = None
-        table = None
-        image = load_image(sha)
-        if image is not None:
-            native = _Table.from_image(image, specials)
-        if native is None:
-            table = loader()
-            native = _Table(table, specials)
-            save_image(sha, native.image_bytes())
-        enc = Encoding._from_table(
-            encoding_name,
-            pat_str=pat_str,
-            table=table,
-            special_tokens=dict(specials),
-            explicit_n_vocab=n_vocab,
-            scanner_name=scanner_name,
-            native=native,
-            table_loader=loader,
-        )
+        enc = _load_encoding(encoding_name)
         _loaded[encoding_name] = enc
         return enc
+
+
+def _load_encoding(encoding_name: str) -> "Encoding":
+    """A new Encoding object with tables of its own (get_encoding shares one per name; the
+    benchmarks use this for a fresh instance whose caches are cold)."""
+    if encoding_name not in ENCODINGS:
+        raise ValueError(
+            f"Unknown encoding {encoding_name}.\n"
+            f"Plugins found: ['scantok']\n"
+            f"Available encodings: {', '.join(ENCODINGS)}"
+        )
+    from .encoding import Encoding, _Table
+    from .vocab import load_image, load_table, save_image
+
+    file_name, scanner_name, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
+    url, sha = RANK_FILES[file_name]
+
+    def loader():
+        return load_table(file_name, url=url, sha256=sha)
+
+    # fast path: the built hash tables, mmap'ed from scantok's cache
+    native = None
+    table = None
+    image = load_image(sha)
+    if image is not None:
+        native = _Table.from_image(image, specials)
+    if native is None:
+        table = loader()
+        native = _Table(table, specials)
+        save_image(sha, native.image_bytes())
+    return Encoding._from_table(
+        encoding_name,
+        pat_str=pat_str,
+        table=table,
+        special_tokens=dict(specials),
+        explicit_n_vocab=n_vocab,
+        scanner_name=scanner_name,
+        native=native,
+        table_loader=loader,
+    )
 
 
 def encoding_name_for_model(model_name: str) -> str:

@@ -4,6 +4,7 @@
 #include "bpe.h"
 #include "scantok_scan.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -58,6 +59,7 @@ struct bpe_table {
     uint32_t *sp_len;
     uint8_t *sp_blob;
     size_t sp_blob_len;
+    uint64_t uid; /* unique per table in this process (keys the per-thread piece caches) */
     int borrowed; /* the arrays above sp_* live in a caller's image (bpe_table_from_image) */
 };
 
@@ -148,6 +150,11 @@ int64_t bpe_lookup(const bpe_table *t, const uint8_t *p, size_t len) {
 
 /* ------------------------------------------------------------------ table */
 
+static uint64_t new_uid(void) {
+    static uint64_t next_uid = 1;
+    return __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
+}
+
 static int dec_reserve(bpe_table *t, uint32_t id) {
     if (id < t->dec_n) return 0;
     uint32_t nn = t->dec_n ? t->dec_n : 256;
@@ -205,6 +212,7 @@ bpe_table *bpe_table_new(const uint8_t *blob, const uint32_t *offs, const uint32
     uint32_t ei = 0;
     bpe_table *t = calloc(1, sizeof *t);
     if (!t) goto fail;
+    t->uid = new_uid();
     for (int b = 0; b < 256; b++) t->byte_rank[b] = NONE;
     t->pair2 = malloc(65536 * sizeof *t->pair2);
     if (!t->pair2) goto fail;
@@ -389,26 +397,190 @@ static inline int buf_push(bpe_buf *b, uint32_t id) {
 
 /* ------------------------------------------------------------------ merge */
 
+/* The leftmost minimum of rk[0:n] (n a multiple of 8, padded with NONE): its index, and the
+   value in *best (NONE when there is no pair left). The merge loop spends most of its time
+   here, so there is an AVX2 version, used when the scanner's implementation is AVX2 (which
+   follows the CPU and SCANTOK_FORCE_IMPL). */
+typedef size_t (*argmin_fn)(const uint32_t *rk, size_t n, uint32_t *best);
+
+static size_t argmin_scalar(const uint32_t *rk, size_t n, uint32_t *best) {
+    uint32_t b = NONE;
+    for (size_t i = 0; i < n; i++) b = rk[i] < b ? rk[i] : b;
+    *best = b;
+    if (b == NONE) return n;
+    size_t i = 0;
+    while (rk[i] != b) i++;
+    return i;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_ARGMIN_AVX2 1
+__attribute__((target("avx2"))) static size_t argmin_avx2(const uint32_t *rk, size_t n,
+                                                           uint32_t *best) {
+    __m256i m = _mm256_set1_epi32(-1);
+    for (size_t i = 0; i < n; i += 8)
+        m = _mm256_min_epu32(m, _mm256_loadu_si256((const __m256i *)(rk + i)));
+    __m128i x = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0x4E));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0xB1));
+    uint32_t b = (uint32_t)_mm_cvtsi128_si32(x);
+    *best = b;
+    if (b == NONE) return n;
+    __m256i v = _mm256_set1_epi32((int)b);
+    for (size_t i = 0;; i += 8) {
+        __m256i eq = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(rk + i)), v);
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+    }
+}
+#endif
+
+static argmin_fn argmin_for_impl(void) {
+#ifdef HAVE_ARGMIN_AVX2
+    if (!strcmp(scantok_impl_name(), "avx2")) return argmin_avx2;
+#endif
+    return argmin_scalar;
+}
+
+
+/* Per-thread caches in front of the vocabulary, whose tables are too big for L2:
+   - the piece cache: text repeats its words, so the ids of every short piece (2..16 bytes,
+     at most PC_TOK tokens) are kept; entries hold the piece bytes, so a hit is exact;
+   - the pair cache: the rank of the concatenation of two tokens (a, b), or NONE, as the
+     merge asks for it; the two ranks determine the bytes, so the key is exact. Long pieces
+     without spaces (CJK, code, random text) repeat their merges across pieces.
+   Each thread keeps one pair of caches per table (the last PC_SLOTS tables it used), so
+   consecutive calls and the documents of a batch share them; a table's uid (never reused)
+   tells its caches apart from a freed table's. Both are 2-way set associative, one set per
+   64-byte line, the most recently used entry first. */
+#define PC_BITS 14 /* 16K entries x 32 bytes = 512 KiB per thread and table */
+#define PC_TOK 3
+#define PC_MAXLEN 16
+#define PC_SLOTS 4
+#define PAIR_BITS 14 /* 16K entries x 16 bytes = 256 KiB per thread and table */
+typedef struct pc_ent {
+    uint64_t k0, k1; /* the piece, zero padded */
+    uint32_t tok[PC_TOK];
+    uint8_t len, n; /* len 0 = empty */
+    uint8_t pad_[2];
+} pc_ent;
+
+typedef struct pair_ent {
+    uint64_t key; /* a << 32 | b; ~0 = empty (NONE is never a key) */
+    uint32_t rank;
+    uint32_t pad_;
+} pair_ent;
+
+typedef struct bpe_cache {
+    pc_ent *pieces;
+    pair_ent *pairs;
+    argmin_fn argmin; /* set per call */
+} bpe_cache;
+
+typedef struct pc_slot {
+    uint64_t uid;
+    uint64_t used; /* last use, for replacement */
+    bpe_cache c;
+} pc_slot;
+
+static pthread_key_t pc_key;
+static pthread_once_t pc_once = PTHREAD_ONCE_INIT;
+static int pc_key_ok;
+
+static void pc_destroy(void *v) {
+    pc_slot *slots = v;
+    for (int i = 0; i < PC_SLOTS; i++) { free(slots[i].c.pieces); free(slots[i].c.pairs); }
+    free(slots);
+}
+
+static void pc_init_key(void) { pc_key_ok = pthread_key_create(&pc_key, pc_destroy) == 0; }
+
+/* This thread's caches for table t (allocated on first use), or NULL without memory. */
+static bpe_cache *cache_for(const bpe_table *t) {
+    pthread_once(&pc_once, pc_init_key);
+    if (!pc_key_ok) return NULL;
+    pc_slot *slots = pthread_getspecific(pc_key);
+    if (!slots) {
+        slots = calloc(PC_SLOTS, sizeof *slots);
+        if (!slots) return NULL;
+        if (pthread_setspecific(pc_key, slots)) { free(slots); return NULL; }
+    }
+    uint64_t now = 0;
+    int victim = 0;
+    for (int i = 0; i < PC_SLOTS; i++) if (slots[i].used > now) now = slots[i].used;
+    for (int i = 0; i < PC_SLOTS; i++) {
+        if (slots[i].c.pieces && slots[i].uid == t->uid) {
+            slots[i].used = now + 1;
+            slots[i].c.argmin = argmin_for_impl();
+            return &slots[i].c;
+        }
+        if (slots[i].used < slots[victim].used) victim = i;
+    }
+    pc_slot *s = &slots[victim];
+    if (!s->c.pieces) {
+        /* aligned so that each 2-entry set is one cache line */
+        void *a = NULL, *b = NULL;
+        if (posix_memalign(&a, 64, sizeof(pc_ent) << PC_BITS)) a = NULL;
+        if (posix_memalign(&b, 64, sizeof(pair_ent) << PAIR_BITS)) b = NULL;
+        if (!a || !b) { free(a); free(b); return NULL; }
+        s->c.pieces = a;
+        s->c.pairs = b;
+    }
+    memset(s->c.pieces, 0, sizeof(pc_ent) << PC_BITS);
+    memset(s->c.pairs, 0xFF, sizeof(pair_ent) << PAIR_BITS);
+    s->uid = t->uid;
+    s->used = now + 1;
+    s->c.argmin = argmin_for_impl();
+    return &s->c;
+}
+
+/* Rank of bytes(a) + bytes(b), which are p[0:len], through the pair cache. */
+static inline uint32_t pair_rank(const bpe_table *t, bpe_cache *c, uint32_t a, uint32_t b,
+                                 const uint8_t *p, size_t len) {
+#ifdef SCANTOK_EXPERIMENT_NO_PAIR_CACHE
+    return lookup(t, p, len);
+#endif
+    if (!c || len <= 2 || a == NONE || b == NONE) return lookup(t, p, len);
+    uint64_t key = ((uint64_t)a << 32) | b;
+    pair_ent *e = &c->pairs[((key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_BITS)) & ~(uint64_t)1];
+    if (e[0].key == key) return e[0].rank;
+    if (e[1].key == key) {
+        pair_ent hit = e[1];
+        e[1] = e[0];
+        e[0] = hit;
+        return hit.rank;
+    }
+    uint32_t r = lookup(t, p, len);
+    e[1] = e[0];
+    e[0].key = key;
+    e[0].rank = r;
+    return r;
+}
+
+
 /* tiktoken's loop, for short pieces (2 <= len <= SMALL_MAX): parts are linked by position;
    rk[i] is the rank of the pair starting at part i (NONE for dead positions and the last
    part), so the leftmost lowest pair is the first index of the minimum of rk (a scan that
    vectorizes; no array shifting). */
-static int merge_small(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+static int merge_small(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len, bpe_buf *out) {
     uint32_t rk[SMALL_MAX + 8], tok[SMALL_MAX + 1];
     uint8_t nxt[SMALL_MAX + 1], prv[SMALL_MAX + 1];
     size_t nparts = len;
+    /* separate loops: the index ones vectorize, the table lookups do not */
     for (size_t i = 0; i < len; i++) {
-        tok[i] = t->byte_rank[p[i]];
-        rk[i] = i + 1 < len ? lookup2(t, p + i) : NONE;
         nxt[i] = (uint8_t)(i + 1);
         prv[i] = (uint8_t)(i - 1);
     }
+    for (size_t i = 0; i < len; i++) tok[i] = t->byte_rank[p[i]];
+    for (size_t i = 0; i + 1 < len; i++) rk[i] = lookup2(t, p + i);
+    for (size_t q = 0; q < 9; q++) rk[len - 1 + q] = NONE; /* the last part, and the padding */
+    size_t padded = (len + 7) & ~(size_t)7;
+    argmin_fn argmin = c ? c->argmin : argmin_scalar;
     for (;;) {
-        uint32_t best = NONE;
-        for (size_t i = 0; i < len; i++) best = rk[i] < best ? rk[i] : best;
+        uint32_t best;
+        size_t i = argmin(rk, padded, &best);
         if (best == NONE) break;
-        size_t i = 0;
-        while (rk[i] != best) i++;
         size_t j = nxt[i];
         size_t k = j < len ? nxt[j] : len; /* j < len always: rk[i] != NONE */
         tok[i] = best;
@@ -416,10 +588,10 @@ static int merge_small(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf
         nxt[i] = (uint8_t)k;
         if (k < len) prv[k] = (uint8_t)i;
         nparts--;
-        rk[i] = k < len ? lookup(t, p + i, nxt[k] - i) : NONE;
+        rk[i] = k < len ? pair_rank(t, c, best, tok[k], p + i, nxt[k] - i) : NONE;
         if (i > 0) {
             size_t h = prv[i];
-            rk[h] = lookup(t, p + h, k - h);
+            rk[h] = pair_rank(t, c, tok[h], best, p + h, k - h);
         }
     }
     if (buf_grow(out, nparts)) return -1;
@@ -459,7 +631,7 @@ static inline void heap_up(uint64_t *h, size_t i) {
    lazy deletion (an entry is live iff its position still starts a part whose current pair
    rank equals the entry's rank; ranks are unique per byte string, and a pair's bytes only
    grow, so a changed pair never gets its old rank back). */
-static int merge_large(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+static int merge_large(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len, bpe_buf *out) {
     int rc = -1;
     enum { STACK_N = 1024 };
     uint32_t s_nxt[STACK_N], s_prv[STACK_N], s_rk[STACK_N], s_tok[STACK_N];
@@ -492,7 +664,7 @@ static int merge_large(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf
         tok[j] = NONE - 1; /* dead */
         nxt[i] = k;
         if (k < len) prv[k] = i;
-        uint32_t nr = (k < len) ? lookup(t, p + i, nxt[k] - i) : NONE;
+        uint32_t nr = (k < len) ? pair_rank(t, c, r, tok[k], p + i, nxt[k] - i) : NONE;
         rk[i] = nr;
         /* at most 2 pushes per pop: the heap never exceeds 2 * len entries */
         if (hn + 2 > hcap) {
@@ -506,7 +678,7 @@ static int merge_large(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf
         if (nr != NONE) { heap[hn] = ((uint64_t)nr << 32) | i; heap_up(heap, hn++); }
         if (i > 0) {
             uint32_t h = prv[i];
-            uint32_t hr = lookup(t, p + h, k - h);
+            uint32_t hr = pair_rank(t, c, tok[h], r, p + h, k - h);
             rk[h] = hr;
             if (hr != NONE) { heap[hn] = ((uint64_t)hr << 32) | h; heap_up(heap, hn++); }
         }
@@ -521,15 +693,15 @@ done:
     return rc;
 }
 
-static int merge_any(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+static int merge_any(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len, bpe_buf *out) {
     if (len == 0) return 0;
     if (len == 1) {
         uint32_t r = t->byte_rank[p[0]];
         if (r == NONE) return -2;
         return buf_push(out, r);
     }
-    if (len <= SMALL_LOOP) return merge_small(t, p, len, out);
-    return merge_large(t, p, len, out);
+    if (len <= SMALL_LOOP) return merge_small(t, c, p, len, out);
+    return merge_large(t, c, p, len, out);
 }
 
 /* Long pieces, in windows. Lemma (the one rs-bpe's backtracking encoder rests on; it holds
@@ -546,7 +718,8 @@ static int merge_any(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *
 size_t bpe_long_chunk = 64, bpe_long_margin = 24; /* tunable (tests use tiny windows) */
 size_t bpe_long_failures = 0; /* statistics (racy across threads; tests only) */
 
-static int compatible(const bpe_table *t, uint32_t a, uint32_t b, bpe_buf *scratch, int *res) {
+static int compatible(const bpe_table *t, bpe_cache *c, uint32_t a, uint32_t b, bpe_buf *scratch,
+                      int *res) {
     uint32_t la = t->dec_len[a], lb = t->dec_len[b];
     uint8_t tmp[2 * 512];
     const uint8_t *pa = t->dec_blob + t->dec_off[a], *pb = t->dec_blob + t->dec_off[b];
@@ -555,14 +728,14 @@ static int compatible(const bpe_table *t, uint32_t a, uint32_t b, bpe_buf *scrat
     memcpy(buf, pa, la);
     memcpy(buf + la, pb, lb);
     scratch->len = 0;
-    int rc = merge_any(t, buf, la + lb, scratch);
+    int rc = merge_any(t, c, buf, la + lb, scratch);
     if (buf != tmp) free(buf);
     if (rc) return rc;
     *res = scratch->len == 2 && scratch->ids[0] == a && scratch->ids[1] == b;
     return 0;
 }
 
-static int encode_long(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+static int encode_long(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len, bpe_buf *out) {
     bpe_buf win = {0}, scratch = {0};
     size_t base = out->len, pos = 0, extra = 0, failures = 0;
     size_t chunk = bpe_long_chunk ? bpe_long_chunk : 1, margin = bpe_long_margin;
@@ -578,7 +751,7 @@ static int encode_long(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf
         if (!(prev_pos != (size_t)-1 && wlen == prev_wlen &&
               memcmp(p + prev_pos, p + pos, wlen) == 0)) {
             win.len = 0;
-            if ((rc = merge_any(t, p + pos, wlen, &win))) goto done;
+            if ((rc = merge_any(t, c, p + pos, wlen, &win))) goto done;
             prev_pos = pos;
             prev_wlen = wlen;
         }
@@ -589,7 +762,7 @@ static int encode_long(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf
             int ok;
             if (cache_key[slot] == key) ok = cache_val[slot];
             else {
-                if ((rc = compatible(t, a, b, &scratch, &ok))) goto done;
+                if ((rc = compatible(t, c, a, b, &scratch, &ok))) goto done;
                 cache_key[slot] = key;
                 cache_val[slot] = (uint8_t)ok;
             }
@@ -641,7 +814,8 @@ void bpe_set_long_window(size_t chunk, size_t margin) {
     bpe_long_margin = margin;
 }
 
-static inline int encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
+static inline int encode_piece(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
+                               bpe_buf *out) {
     if (len == 1) {
         uint32_t r = t->byte_rank[p[0]];
         if (r == NONE) return -2;
@@ -650,20 +824,21 @@ static inline int encode_piece(const bpe_table *t, const uint8_t *p, size_t len,
     if (len == 0) return 0;
     uint32_t r = lookup(t, p, len);
     if (r != NONE) return buf_push(out, r);
-    if (len <= SMALL_LOOP) return merge_small(t, p, len, out);
-    if (len <= SMALL_PIECE) return merge_large(t, p, len, out);
-    return encode_long(t, p, len, out);
+    if (len <= SMALL_LOOP) return merge_small(t, c, p, len, out);
+    if (len <= SMALL_PIECE) return merge_large(t, c, p, len, out);
+    return encode_long(t, c, p, len, out);
 }
 
 int bpe_encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out) {
-    return encode_piece(t, p, len, out);
+    return encode_piece(t, cache_for(t), p, len, out);
 }
 
 int bpe_encode_spans(const bpe_table *t, const uint8_t *data, const uint32_t *starts,
                      const uint32_t *ends, size_t npieces, bpe_buf *out) {
+    bpe_cache *c = cache_for(t);
     for (size_t i = 0; i < npieces; i++) {
         if (ends[i] < starts[i]) return -3;
-        int rc = encode_piece(t, data + starts[i], ends[i] - starts[i], out);
+        int rc = encode_piece(t, c, data + starts[i], ends[i] - starts[i], out);
         if (rc) return rc;
     }
     return 0;
@@ -671,51 +846,61 @@ int bpe_encode_spans(const bpe_table *t, const uint8_t *data, const uint32_t *st
 
 /* ------------------------------------------------------------------ fused loop */
 
-/* Per-call cache of merged pieces (text repeats its multi-token words): direct mapped,
-   keyed by the piece bytes (pointer into the caller's data, valid for the call). */
-#define PC_BITS 12
-#define PC_TOK 6
-typedef struct pc_ent {
-    const uint8_t *p;
-    uint32_t len;
-    uint32_t n;
-    uint32_t tok[PC_TOK];
-} pc_ent;
+/* The piece p[0:len] (1 <= len <= 16) as two zero-padded words; reads only p[0:len]. */
+static inline void pc_key_of(const uint8_t *p, size_t len, uint64_t *k0, uint64_t *k1) {
+    if (len > 8) {
+        *k0 = ld64(p);
+        *k1 = ld64(p + len - 8) >> (8 * (16 - len));
+    } else {
+        *k0 = head_of(p, len);
+        *k1 = 0;
+    }
+}
 
-static inline int encode_piece_cached(const bpe_table *t, const uint8_t *p, size_t len,
-                                      bpe_buf *out, pc_ent **cachep, size_t total) {
+/* The cache is 2-way set associative: a set is one 64-byte line, the most recently used entry
+   first. */
+static inline pc_ent *pc_set_of(pc_ent *cache, uint64_t k0, uint64_t k1, size_t len) {
+    uint64_t h = (k0 ^ (k1 * 0xbf58476d1ce4e5b9ull) ^ len) * 0x9E3779B97F4A7C15ull;
+    return &cache[(h >> (64 - PC_BITS)) & ~(uint64_t)1];
+}
+
+/* Encodes one piece through the cache (cache may be NULL). */
+static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const uint8_t *p,
+                                      size_t len, bpe_buf *out) {
     if (len == 1) {
         uint32_t r = t->byte_rank[p[0]];
         if (r == NONE) return -2;
         return buf_push(out, r);
     }
-    if (len == 0) return 0;
-    uint32_t r = lookup(t, p, len);
-    if (r != NONE) return buf_push(out, r);
-    if (len > SMALL_LOOP || total < 4096) return encode_piece(t, p, len, out);
-    pc_ent *cache = *cachep;
-    if (!cache) {
-        cache = calloc((size_t)1 << PC_BITS, sizeof *cache);
-        if (!cache) return encode_piece(t, p, len, out);
-        *cachep = cache;
+    if (len > PC_MAXLEN || !c) return encode_piece(t, c, p, len, out);
+    uint64_t k0, k1;
+    pc_key_of(p, len, &k0, &k1);
+    pc_ent *e = pc_set_of(c->pieces, k0, k1, len);
+    if (out->cap - out->len < PC_TOK && buf_grow(out, PC_TOK)) return -1;
+    if (e[0].k0 == k0 && e[0].k1 == k1 && e[0].len == len) {
+        memcpy(out->ids + out->len, e[0].tok, sizeof e[0].tok);
+        out->len += e[0].n;
+        return 0;
     }
-    uint64_t h = hash_key(head_of(p, len), p, len);
-    pc_ent *e = &cache[h >> (64 - PC_BITS)];
-    if (e->len == len && memcmp(e->p, p, len) == 0) {
-        if (buf_grow(out, e->n)) return -1;
-        memcpy(out->ids + out->len, e->tok, e->n * sizeof *e->tok);
-        out->len += e->n;
+    if (e[1].k0 == k0 && e[1].k1 == k1 && e[1].len == len) {
+        memcpy(out->ids + out->len, e[1].tok, sizeof e[1].tok);
+        out->len += e[1].n;
+        pc_ent hit = e[1];
+        e[1] = e[0];
+        e[0] = hit;
         return 0;
     }
     size_t before = out->len;
-    int rc = merge_small(t, p, len, out);
+    int rc = encode_piece(t, c, p, len, out);
     if (rc) return rc;
     size_t n = out->len - before;
     if (n <= PC_TOK) {
-        e->p = p;
-        e->len = (uint32_t)len;
-        e->n = (uint32_t)n;
-        memcpy(e->tok, out->ids + before, n * sizeof *e->tok);
+        e[1] = e[0];
+        e[0].k0 = k0;
+        e[0].k1 = k1;
+        e[0].len = (uint8_t)len;
+        e[0].n = (uint8_t)n;
+        memcpy(e[0].tok, out->ids + before, n * sizeof *e[0].tok);
     }
     return 0;
 }
@@ -727,7 +912,7 @@ int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, si
     int base_flags = flags & ~SCANTOK_PARTIAL;
     size_t W = WINDOW0, pos = 0, counted = 0;
     uint32_t *st = malloc(W * sizeof *st), *en = malloc(W * sizeof *en);
-    pc_ent *cache = NULL;
+    bpe_cache *cache = cache_for(t);
     int rc = -1;
     if (!st || !en) goto done;
     rc = 0;
@@ -742,7 +927,7 @@ int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, si
         const uint8_t *base = data + pos;
         for (size_t i = 0; i < k; i++) {
             if (en[i] > cons) break; /* defensive: only final pieces */
-            rc = encode_piece_cached(t, base + st[i], en[i] - st[i], out, &cache, n);
+            rc = encode_piece_cached(t, cache, base + st[i], en[i] - st[i], out);
             if (rc) goto done;
             if (count_only) { counted += out->len; out->len = 0; }
             if (counted + out->len > limit) {
@@ -768,7 +953,6 @@ int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, si
 done:
     if (count_only) out->len += counted;
     if (consumed) *consumed = pos;
-    free(cache);
     free(st);
     free(en);
     return rc;
@@ -874,6 +1058,7 @@ bpe_table *bpe_table_from_image(const uint8_t *img, size_t len) {
     if (h.magic != IMG_MAGIC || h.abi != img_abi() || h.total != len) return NULL;
     bpe_table *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    t->uid = new_uid();
     t->n = (uint32_t)h.n; t->maxlen = (uint32_t)h.maxlen; t->max_rank = (uint32_t)h.max_rank;
     t->mask = h.mask; t->shift = (int)h.shift; t->short_shift = (uint32_t)h.short_shift;
     t->short_mask = h.short_mask; t->hot_mask = h.hot_mask; t->hot_shift = (int)h.hot_shift;

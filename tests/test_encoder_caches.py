@@ -1,0 +1,140 @@
+"""The encoder's per-thread caches and SIMD merge path never change an id.
+
+The C encoder keeps, per thread and per table, a piece cache (ids of recent short pieces)
+and a pair cache (rank of two adjacent tokens' concatenation), and picks its merge loop's
+argmin (scalar or AVX2) from the scanner's implementation. These tests compare with
+tiktoken (the oracle) where the caches are warm, cold, shared by several tables, evicted,
+and where a freed table's memory is reused by a table with other ranks.
+"""
+from __future__ import annotations
+
+import gc
+import random
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import scantok
+from conftest import available_impls, current_impl, force_impl, load_corpus
+from strategies import describe_mismatch, hard_text
+from test_encoding_oracle import ENCODING_NAMES, tiktoken_encoding, vocab_dir
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _vocab():
+    vocab_dir()
+
+
+def same(got, want, text=None):
+    assert list(got) == list(want), describe_mismatch(list(got), list(want), text)
+
+
+def _words(rng: random.Random, n: int, alphabet: str) -> str:
+    """Text whose words repeat (cache hits) with rare long ones (cache misses, merges)."""
+    vocab = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14))) for _ in range(300)]
+    out = []
+    for _ in range(n):
+        w = rng.choice(vocab) if rng.random() < 0.9 else "".join(rng.choice(alphabet) for _ in range(rng.randint(10, 40)))
+        out.append(w)
+        out.append(rng.choice([" ", " ", " ", "\n", ", ", "  "]))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("impl", available_impls())
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+def test_every_merge_path_matches_tiktoken(impl, name):
+    """Each engine path (and so each argmin of the merge loop) on corpus slices and on
+    space-free text whose pieces go through long merges."""
+    enc, ref = scantok.get_encoding(name), tiktoken_encoding(name)
+    rng = random.Random(f"{impl}-{name}")
+    texts = [load_corpus(c)[i : i + 30_000] for c, i in (("en", 50_000), ("code", 70_000), ("multi", 90_000))]
+    texts.append("".join(rng.choice("的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年") for _ in range(3000)))
+    texts.append("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5000)))
+    texts.append("".join(rng.choice("0123456789abcdef") for _ in range(3000)))
+    original = current_impl()
+    try:
+        assert force_impl(impl) == 0
+        for text in texts:
+            want = ref.encode_ordinary(text)
+            same(enc.encode_ordinary(text), want, text)
+            same(enc.encode_to_numpy(text), want, text)
+            assert enc.count(text) == len(want)
+    finally:
+        force_impl(original)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+@given(seed=st.integers(0, 2**32 - 1), alphabet=st.sampled_from(["abcdefgh", "abcdefghijklmnopqrstuvwxyz ", "éa日本語ab", "0123456789.,"]))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_warm_cache_is_exact(name, seed, alphabet):
+    """The same and related texts encoded repeatedly: later calls are served from the
+    caches filled by earlier ones, and must give the oracle's ids every time."""
+    enc, ref = scantok.get_encoding(name), tiktoken_encoding(name)
+    text = _words(random.Random(seed), 800, alphabet)
+    want = ref.encode_ordinary(text)
+    for _ in range(3):
+        same(enc.encode_ordinary(text), want, text)
+    half = text[: len(text) // 2]
+    same(enc.encode_ordinary(half), ref.encode_ordinary(half), half)
+
+
+@given(text=hard_text(max_fragments=40))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_interleaved_tables_share_a_thread(text):
+    """More tables than a thread keeps caches for (slots are evicted and reused), used in
+    turn on the same text."""
+    for name in ENCODING_NAMES + ENCODING_NAMES[::-1]:
+        same(scantok.get_encoding(name).encode_ordinary(text), tiktoken_encoding(name).encode_ordinary(text), text)
+
+
+def _custom_ranks(order: int) -> dict[bytes, int]:
+    """A small vocabulary: every byte plus some merges, the merges' ranks permuted by
+    `order` so that two such tables give different ids for the same text."""
+    merges = [b"ab", b"ba", b"abc", b"bab", b"abab", b"ca", b"cab", b"abcab", b"aa", b"aaa", b"bb", b"bbb", b" a", b" ab"]
+    ranks = {bytes([b]): b for b in range(256)}
+    rng = random.Random(order)
+    perm = list(range(len(merges)))
+    rng.shuffle(perm)
+    for i, tok in enumerate(merges):
+        ranks[tok] = 256 + perm[i]
+    return ranks
+
+
+def test_freed_table_cache_is_never_reused():
+    """Tables created and freed in turn (their memory is likely reused at the same address)
+    with different merge orders: each one's ids are its own, never a predecessor's."""
+    import tiktoken
+
+    pat = scantok.get_encoding("r50k_base")._pat_str
+    text = "abcab babab aaabbb cabab abab " * 50 + "".join(random.Random(1).choice("abc ") for _ in range(2000))
+    for order in range(12):
+        ranks = _custom_ranks(order)
+        mine = scantok.Encoding(f"custom{order}", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+        ref = tiktoken.Encoding(f"custom{order}", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+        same(mine.encode_ordinary(text), ref.encode_ordinary(text), text)
+        del mine
+        gc.collect()
+
+
+def test_threads_have_their_own_caches():
+    """Threads encoding different texts at once, each with a cold cache, then warm."""
+    enc, ref = scantok.get_encoding("o200k_base"), tiktoken_encoding("o200k_base")
+    texts = [_words(random.Random(i), 3000, "abcdefghij klmnop日本") for i in range(4)]
+    want = [ref.encode_ordinary(t) for t in texts]
+    errors: list[BaseException] = []
+
+    def work(i):
+        try:
+            for _ in range(3):
+                assert enc.encode_ordinary(texts[i]) == want[i]
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
