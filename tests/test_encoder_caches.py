@@ -138,3 +138,15 @@ def test_threads_have_their_own_caches():
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+def test_runs_of_one_byte(name):
+    """Runs of one byte longer than a short piece are cached by (byte, length): every length
+    around the cache's limits, repeated so that the second use is a hit."""
+    enc, ref = scantok.get_encoding(name), tiktoken_encoding(name)
+    for ch in [" ", "\n", "\t", "=", "-", "a", "0", "é", "日", "\x00"]:
+        for n in list(range(14, 40)) + [127, 128, 254, 255, 256, 257, 1000]:
+            text = f"x{ch * n}y {ch * n} z{ch * n}"
+            for _ in range(2):
+                same(enc.encode_ordinary(text), ref.encode_ordinary(text), text)

@@ -7,8 +7,9 @@ scanner tests against it.
 1. copies ``runtime/scantok`` (Python files only) into a temporary folder;
 2. compiles the same sources and cdef as ``build/build_native.py`` (the committed generated C
    and ``runtime/scantok/csrc``) with ``-fsanitize=address,undefined -fno-omit-frame-pointer
-   -O1 -g -fno-sanitize-recover=undefined`` into ``<tmp>/scantok/_native*.so``;
-3. runs pytest on the scanner tests with that package first on ``PYTHONPATH``,
+   -O1 -g -fno-sanitize-recover=undefined`` into ``<tmp>/scantok/_native*.so``, and
+   ``runtime/scantok/cpyext/pylist.c`` into ``<tmp>/scantok/_pylist.abi3.so``;
+3. runs pytest on the scanner and encoder tests with that package first on ``PYTHONPATH``,
    ``LD_PRELOAD`` = the libasan of ``gcc -print-file-name=libasan.so``,
    ``ASAN_OPTIONS=detect_leaks=0``, ``UBSAN_OPTIONS=halt_on_error=1``, ``PYTHONMALLOC=malloc``
    (so input ``bytes`` get ASan redzones instead of living in pymalloc arenas), the ``sanitize``
@@ -31,6 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 TESTS = [
     "tests/test_scanner_data.py", "tests/test_scanner_api.py", "tests/test_scanner_diff.py",
     "tests/test_simd_paths.py", "tests/test_linear_time.py",
+    # the BPE core (caches, merges, long pieces) and the list builder
+    "tests/test_encoder_caches.py", "tests/test_encoding.py",
 ]
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
 REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|"
@@ -58,7 +61,22 @@ def build(tmp: Path) -> Path:
     so = Path(ffi.compile(tmpdir=str(tmp / "_build"), verbose=False))
     dest = tmp / "scantok" / so.name
     shutil.copy2(so, dest)
+    build_pylist(tmp)
     return dest
+
+
+def build_pylist(tmp: Path) -> Path:
+    """scantok._pylist (the C-API list builder, see setup.py) with the same sanitizers."""
+    import sysconfig
+
+    out = tmp / "scantok" / "_pylist.abi3.so"
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-O1", "-g", "-Wall", *SAN_FLAGS, "-DPy_LIMITED_API=0x030A0000",
+         f"-I{sysconfig.get_paths()['include']}", str(REPO / "runtime" / "scantok" / "cpyext" / "pylist.c"),
+         "-o", str(out)],
+        check=True,
+    )
+    return out
 
 
 def main() -> int:

@@ -446,7 +446,8 @@ static argmin_fn argmin_for_impl(void) {
 
 /* Per-thread caches in front of the vocabulary, whose tables are too big for L2:
    - the piece cache: text repeats its words, so the ids of every short piece (2..16 bytes,
-     at most PC_TOK tokens) are kept; entries hold the piece bytes, so a hit is exact;
+     or a run of one byte up to 255, at most PC_TOK tokens) are kept; entries hold the piece
+     bytes, so a hit is exact;
    - the pair cache: the rank of the concatenation of two tokens (a, b), or NONE, as the
      merge asks for it; the two ranks determine the bytes, so the key is exact. Long pieces
      without spaces (CJK, code, random text) repeat their merges across pieces.
@@ -457,6 +458,7 @@ static argmin_fn argmin_for_impl(void) {
 #define PC_BITS 14 /* 16K entries x 32 bytes = 512 KiB per thread and table */
 #define PC_TOK 3
 #define PC_MAXLEN 16
+#define PC_RUN_MAX 255 /* runs of one byte up to this length are cached too */
 #define PC_SLOTS 4
 #define PAIR_BITS 14 /* 16K entries x 16 bytes = 256 KiB per thread and table */
 typedef struct pc_ent {
@@ -872,9 +874,18 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
         if (r == NONE) return -2;
         return buf_push(out, r);
     }
-    if (len > PC_MAXLEN || !c) return encode_piece(t, c, p, len, out);
+    if (!c) return encode_piece(t, c, p, len, out);
     uint64_t k0, k1;
-    pc_key_of(p, len, &k0, &k1);
+    if (len <= PC_MAXLEN) {
+        pc_key_of(p, len, &k0, &k1);
+    } else if (len <= PC_RUN_MAX && p[0] == p[len - 1] && memcmp(p, p + 1, len - 1) == 0) {
+        /* a run of one byte (indentation, rules): the byte and the length are the piece;
+           such entries have len > PC_MAXLEN, so they never equal a short piece's */
+        k0 = p[0];
+        k1 = 0;
+    } else {
+        return encode_piece(t, c, p, len, out);
+    }
     pc_ent *e = pc_set_of(c->pieces, k0, k1, len);
     if (out->cap - out->len < PC_TOK && buf_grow(out, PC_TOK)) return -1;
     if (e[0].k0 == k0 && e[0].k1 == k1 && e[0].len == len) {
@@ -910,7 +921,7 @@ int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, si
     const scantok_dfa *d = (const scantok_dfa *)dfa;
     int want_partial = flags & SCANTOK_PARTIAL;
     int base_flags = flags & ~SCANTOK_PARTIAL;
-    size_t W = WINDOW0, pos = 0, counted = 0;
+    size_t W = n < WINDOW0 ? (n ? n : 1) : WINDOW0, pos = 0, counted = 0;
     uint32_t *st = malloc(W * sizeof *st), *en = malloc(W * sizeof *en);
     bpe_cache *cache = cache_for(t);
     int rc = -1;
@@ -956,6 +967,21 @@ done:
     free(st);
     free(en);
     return rc;
+}
+
+int bpe_encode_many(const bpe_table *t, const void *dfa, const uint8_t *const *datas,
+                    const size_t *lens, size_t ndocs, int flags, bpe_buf *out, size_t *ends,
+                    size_t *failed) {
+    for (size_t i = 0; i < ndocs; i++) {
+        int rc = bpe_encode_scan(t, dfa, datas[i], lens[i], flags & ~SCANTOK_PARTIAL, out, NULL,
+                                 0, SIZE_MAX);
+        if (rc) {
+            if (failed) *failed = i;
+            return rc;
+        }
+        ends[i] = out->len;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ decode */

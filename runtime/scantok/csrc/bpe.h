@@ -63,6 +63,13 @@ int bpe_encode_spans(const bpe_table *t, const uint8_t *data, const uint32_t *st
 int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
                     int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit);
 
+/* bpe_encode_scan (without SCANTOK_PARTIAL) over ndocs texts datas[i][0:lens[i]], in one call
+   (a batch without a return to Python per text): the ids of all texts follow one another in
+   out, text i's end at ends[i]. Returns 0, or the first text's error (*failed = its index). */
+int bpe_encode_many(const bpe_table *t, const void *dfa, const uint8_t *const *datas,
+                    const size_t *lens, size_t ndocs, int flags, bpe_buf *out, size_t *ends,
+                    size_t *failed);
+
 /* Decoding. bpe_decode_len returns the byte length of the concatenation, or -1 - i where
    i is the index of the first id with no bytes. bpe_decode writes it (call after len). */
 int64_t bpe_decode_len(const bpe_table *t, const uint32_t *ids, size_t n);
