@@ -13,7 +13,9 @@ Method (peers with piece caches look several times faster when they re-encode a 
   1 and 2 threads);
 * load: a fresh process (``subprocess``) imports the library, then loads the encoding (scantok
   with a warm cache); both times and the peak RSS (``VmHWM``), medians of 3;
-* every library's ids are checked against tiktoken's on each timed text (``exact``).
+* every library's ids are checked against tiktoken's on each timed text (``exact``);
+* pathological inputs (``" " * 10**6 + "x"``, ``"a" * 10**7``, 10**7 random letters): each
+  library in a fresh process with ``--timeout``; a crash or a stall is reported as such.
 
 Peers that are not installed (or cannot load offline) are skipped and the table says so.
 """
@@ -209,6 +211,51 @@ def measure_load(lib: str, enc: str, repeat: int = 3):
     return tuple(statistics.median(x[k] for x in runs) for k in range(3))
 
 
+PATHOLOGICAL = {  # label -> expression (evaluated in the child process)
+    '" " * 10**6 + "x"': '" " * 10**6 + "x"',
+    '"a" * 10**7': '"a" * 10**7',
+    "10**7 random letters": '"".join(random.Random(0).choices(string.ascii_letters, k=10**7))',
+}
+
+
+def measure_pathological(lib: str, enc: str, expr: str, timeout: float):
+    """Seconds for one `list`-mode encode of the input in a fresh process (a peer may crash
+    or stall on these), or a string saying what happened."""
+    code = "\n".join([
+        "import random, string, sys, time",
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})",
+        "import bench_encode as b",
+        f"make, modes = b.LIBS[{lib!r}]({enc!r})",
+        f"e = make(); text = {expr}",
+        "t0 = time.perf_counter(); modes['list'](e, text); print(time.perf_counter() - t0)",
+    ])
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"> {timeout:.0f} s"
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["?"])[-1]
+        return "crashed" + (" (stack overflow)" if "overflow" in r.stderr.lower() else f" ({last[:60]})")
+    return float(r.stdout.strip().splitlines()[-1])
+
+
+def pathological(args, skipped) -> str:
+    lines = ["\n**Pathological inputs** — seconds for `encode_ordinary` (list), fresh process, one run\n"]
+    libs = [lib for lib in args.libs if lib not in skipped]
+    for enc in args.encodings:
+        lines += [f"| {enc} | " + " | ".join(libs) + " |", "|---|" + "---|" * len(libs)]
+        for label, expr in PATHOLOGICAL.items():
+            cells = []
+            for lib in libs:
+                v = measure_pathological(lib, enc, expr, args.timeout)
+                cells.append(f"{v:.3f}" if isinstance(v, float) else v)
+                print(f"  {enc:12s} {lib:10s} {label:24s} {cells[-1]}", file=sys.stderr, flush=True)
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def bench(args):
     _tiktoken_cache()
     corpora = {}
@@ -314,6 +361,9 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-load", dest="load", action="store_false")
     p.add_argument("--quick", action="store_true", help="1.2 MB of each corpus, 1 run")
+    p.add_argument("--no-pathological", dest="pathological", action="store_false",
+                   help="skip the pathological inputs (each library in a fresh process)")
+    p.add_argument("--timeout", type=float, default=60, help="seconds per pathological run")
     p.add_argument("--json", help="also write the raw figures here")
     args = p.parse_args(argv)
     for k in ("encodings", "corpora", "libs", "modes"):
@@ -324,6 +374,8 @@ def main(argv=None):
         args.libs.insert(0, "tiktoken")
     results, exact, skipped, loads = bench(args)
     md = table(args, results, exact, skipped, loads)
+    if args.pathological:
+        md += "\n" + pathological(args, skipped)
     print(md)
     if args.json:
         Path(args.json).write_text(json.dumps({
