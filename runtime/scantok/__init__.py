@@ -14,8 +14,24 @@ from .registry import (  # noqa: E402
 
 __all__ += ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_model", "encoding_name_for_model"]
 
-# character-level and HuggingFace-compatible WordLevel tokenizers (issue 4)
-from .char import CharTokenizer  # noqa: E402
-from .wordlevel import WordLevel, train_wordlevel  # noqa: E402
+# character-level and HuggingFace-compatible WordLevel tokenizers (issue 4), imported on
+# first use: their Unicode tables take longer to build than the rest of `import scantok`,
+# and `import scantok; scantok.get_encoding(...)` should not pay for them.
+_LAZY = {"CharTokenizer": ".char", "WordLevel": ".wordlevel", "train_wordlevel": ".wordlevel"}
 
-__all__ += ["CharTokenizer", "WordLevel", "train_wordlevel"]
+__all__ += list(_LAZY)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scantok' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
