@@ -869,12 +869,7 @@ static inline pc_ent *pc_set_of(pc_ent *cache, uint64_t k0, uint64_t k1, size_t 
 /* Encodes one piece through the cache (cache may be NULL). */
 static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const uint8_t *p,
                                       size_t len, bpe_buf *out) {
-    if (len == 1) {
-        uint32_t r = t->byte_rank[p[0]];
-        if (r == NONE) return -2;
-        return buf_push(out, r);
-    }
-    if (!c) return encode_piece(t, c, p, len, out);
+    if (!c || len == 0) return encode_piece(t, c, p, len, out);
     uint64_t k0, k1;
     if (len <= PC_MAXLEN) {
         pc_key_of(p, len, &k0, &k1);
@@ -916,6 +911,16 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
     return 0;
 }
 
+/* PC_MASK[len]: the bits of two little-endian words that hold a len-byte piece, so that a
+   piece's key is two unconditional loads and two ANDs (no branch on its length). */
+#define PC_M(n) ((((uint64_t)1 << (4 * (n))) << (4 * (n))) - 1) /* n <= 8; PC_M(8) = ~0 */
+#define PC_MASKS(n) { (n) >= 8 ? ~(uint64_t)0 : PC_M((n) & 7), (n) <= 8 ? 0 : PC_M((n) - 8) }
+static const uint64_t PC_MASK[PC_MAXLEN + 1][2] = {
+    PC_MASKS(0), PC_MASKS(1), PC_MASKS(2), PC_MASKS(3), PC_MASKS(4), PC_MASKS(5), PC_MASKS(6),
+    PC_MASKS(7), PC_MASKS(8), PC_MASKS(9), PC_MASKS(10), PC_MASKS(11), PC_MASKS(12),
+    PC_MASKS(13), PC_MASKS(14), PC_MASKS(15), PC_MASKS(16),
+};
+
 int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
                     int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit) {
     const scantok_dfa *d = (const scantok_dfa *)dfa;
@@ -936,10 +941,26 @@ int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, si
         size_t k = scantok_scan(d, data + pos, win, fl, st, en, &cons);
         if (!(fl & SCANTOK_PARTIAL)) cons = win;
         const uint8_t *base = data + pos;
+        /* room for PC_TOK ids per piece, so that a cache hit stores without a check */
+        if (buf_grow(out, PC_TOK * k)) { rc = -1; goto done; }
         for (size_t i = 0; i < k; i++) {
             if (en[i] > cons) break; /* defensive: only final pieces */
-            rc = encode_piece_cached(t, cache, base + st[i], en[i] - st[i], out);
+            const uint8_t *p = base + st[i];
+            size_t len = en[i] - st[i];
+            /* the common case inline: a short piece (16 bytes readable) found in the cache */
+            if (cache && len <= PC_MAXLEN && p + 16 <= data + n) {
+                uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
+                const pc_ent *e = pc_set_of(cache->pieces, k0, k1, len);
+                if (((e->k0 ^ k0) | (e->k1 ^ k1) | (e->len ^ len)) == 0) {
+                    memcpy(out->ids + out->len, e->tok, sizeof e->tok);
+                    out->len += e->n;
+                    goto stored;
+                }
+            }
+            rc = encode_piece_cached(t, cache, p, len, out);
             if (rc) goto done;
+            if (buf_grow(out, PC_TOK * (k - i))) { rc = -1; goto done; }
+        stored:
             if (count_only) { counted += out->len; out->len = 0; }
             if (counted + out->len > limit) {
                 pos += en[i];
