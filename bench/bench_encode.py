@@ -7,7 +7,8 @@ Method (peers with piece caches look several times faster when they re-encode a 
 * every library gets a **fresh instance** per run, is **warmed on one text** (the first
   256 KB of the corpus) and **timed on a different text** (the rest of the corpus);
 * figures are **medians** of ``--repeat`` runs, in MB/s of UTF-8 input, with the ratio to
-  tiktoken measured in the same run;
+  tiktoken measured in the same run; the runs interleave the libraries (run 1 of each, then
+  run 2 of each, ...), so a slow spell of a shared machine falls on all of them alike;
 * modes: ``list`` (``encode_ordinary`` returning a Python list), ``numpy`` (uint32 array),
   ``batch1``/``batch2`` (``encode_ordinary_batch`` on the corpus split into ~4 KB documents,
   1 and 2 threads);
@@ -269,7 +270,7 @@ def bench(args):
     skipped = {}
     loads = {}
     for enc in args.encodings:
-        oracle = None
+        adapters = {}
         for lib in args.libs:
             try:
                 make, modes = LIBS[lib](enc)
@@ -277,34 +278,45 @@ def bench(args):
             except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported
                 skipped[lib] = f"{type(e).__name__}: {e}"[:160]
                 continue
-            if lib == "tiktoken":
-                oracle = make()
-            for corpus, (warm, timed) in corpora.items():
-                data_mb = len(timed.encode("utf-8")) / 1e6
-                docs = documents(timed)
-                for mode, fn in modes.items():
-                    if mode not in args.modes:
-                        continue
-                    arg = docs if mode.startswith("batch") else timed
-                    warm_arg = documents(warm) if mode.startswith("batch") else warm
-                    times = []
-                    out = None
-                    for _ in range(args.repeat):
+            adapters[lib] = (make, modes)
+        oracle = adapters["tiktoken"][0]() if "tiktoken" in adapters else None
+        for corpus, (warm, timed) in corpora.items():
+            data_mb = len(timed.encode("utf-8")) / 1e6
+            docs = documents(timed)
+            for mode in args.modes:
+                arg = docs if mode.startswith("batch") else timed
+                warm_arg = documents(warm) if mode.startswith("batch") else warm
+                times: dict[str, list[float]] = {}
+                outs = {}
+                # repetitions interleave the libraries, so a slow spell of this shared
+                # machine falls on all of them alike
+                for _ in range(args.repeat):
+                    for lib, (make, modes) in adapters.items():
+                        fn = modes.get(mode)
+                        if fn is None:
+                            continue
                         inst = make()
                         fn(inst, warm_arg)
                         t0 = time.perf_counter()
-                        out = fn(inst, arg)
-                        times.append(time.perf_counter() - t0)
+                        outs[lib] = fn(inst, arg)
+                        times.setdefault(lib, []).append(time.perf_counter() - t0)
                         del inst
-                    results[(enc, lib, corpus, mode)] = data_mb / statistics.median(times)
-                    if oracle is not None and (enc, lib, corpus, mode) not in exact:
-                        want = oracle.encode_ordinary_batch(docs, num_threads=2) if mode.startswith("batch") else oracle.encode_ordinary(timed)
+                want = None
+                for lib, ts in times.items():
+                    key = (enc, lib, corpus, mode)
+                    results[key] = data_mb / statistics.median(ts)
+                    if oracle is not None:
+                        if want is None:
+                            want = (oracle.encode_ordinary_batch(docs, num_threads=2) if mode.startswith("batch")
+                                    else oracle.encode_ordinary(timed))
+                        out = outs.pop(lib)
                         got = [as_list(x) for x in out] if mode.startswith("batch") else as_list(out)
-                        exact[(enc, lib, corpus, mode)] = got == want
-                    print(f"  {enc:12s} {lib:10s} {corpus:6s} {mode:7s} {results[(enc, lib, corpus, mode)]:8.1f} MB/s"
-                          f"{'' if exact.get((enc, lib, corpus, mode), True) else '  (ids differ from tiktoken!)'}",
+                        exact[key] = got == want
+                    print(f"  {enc:12s} {lib:10s} {corpus:6s} {mode:7s} {results[key]:8.1f} MB/s"
+                          f"{'' if exact.get(key, True) else '  (ids differ from tiktoken!)'}",
                           file=sys.stderr, flush=True)
-            if args.load:
+        if args.load:
+            for lib in adapters:
                 loads[(enc, lib)] = measure_load(lib, enc)
     return results, exact, skipped, loads
 

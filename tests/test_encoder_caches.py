@@ -150,3 +150,40 @@ def test_runs_of_one_byte(name):
             text = f"x{ch * n}y {ch * n} z{ch * n}"
             for _ in range(2):
                 same(enc.encode_ordinary(text), ref.encode_ordinary(text), text)
+
+
+def test_ids_to_list():
+    """scantok._pylist builds lists from cached int objects (ids < 2**18) and fresh ones."""
+    import array
+
+    from scantok._native import ffi
+    from scantok._pylist import ids_to_list
+
+    ids = array.array("I", [0, 1, 255, 256, 199_999, 2**18 - 1, 2**18, 2**32 - 1, 7, 7])
+    buf = ffi.from_buffer("uint32_t[]", ids)
+    addr = int(ffi.cast("uintptr_t", buf))
+    got = ids_to_list(addr, len(ids))
+    assert got == ids.tolist() and all(type(x) is int for x in got)
+    assert ids_to_list(addr, 0) == [] and ids_to_list(0, 0) == []
+    # the cached objects are shared, the list is new each time
+    again = ids_to_list(addr, len(ids))
+    assert again == got and again is not got and again[1] is got[1]
+    with pytest.raises(ValueError, match="negative"):
+        ids_to_list(addr, -1)
+    with pytest.raises(ValueError, match="NULL"):
+        ids_to_list(0, 3)
+    with pytest.raises(TypeError):
+        ids_to_list("x", 1)
+
+
+def test_list_and_numpy_agree_on_every_id_range():
+    """encode() lists equal encode_to_numpy for ids across the whole vocabulary."""
+    import numpy as np
+
+    enc = scantok.get_encoding("o200k_harmony")
+    text = enc.decode(list(range(0, 199_998, 97)))
+    arr = enc.encode_to_numpy(text)
+    lst = enc.encode_ordinary(text)
+    assert lst == arr.tolist() and arr.dtype == np.uint32
+    assert enc.encode("<|endoftext|> x <|return|>", allowed_special="all") == tiktoken_encoding("o200k_harmony").encode(
+        "<|endoftext|> x <|return|>", allowed_special="all")
