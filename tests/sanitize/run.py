@@ -3,6 +3,7 @@ scanner tests against it.
 
     python tests/sanitize/run.py [--keep] [pytest args ...]      # what `make sanitize` runs
     python tests/sanitize/run.py --fuzz 300 [fuzz args ...]      # the fuzz campaign under ASan
+    python tests/sanitize/run.py --fuzz-encoder 300 [args ...]   # the encoder's campaign under ASan
 
 1. copies ``runtime/scantok`` (Python files only) into a temporary folder;
 2. compiles the same sources and cdef as ``build/build_native.py`` (the committed generated C
@@ -83,10 +84,12 @@ def main() -> int:
     argv = sys.argv[1:]
     keep = "--keep" in argv
     fuzz_seconds = None
-    if "--fuzz" in argv:
-        i = argv.index("--fuzz")
-        fuzz_seconds = argv[i + 1]
-        del argv[i:i + 2]
+    fuzz_script = "tests/fuzz_scanner.py"
+    for flag, script in (("--fuzz", "tests/fuzz_scanner.py"), ("--fuzz-encoder", "tests/fuzz_encoder.py")):
+        if flag in argv:
+            i = argv.index(flag)
+            fuzz_seconds, fuzz_script = argv[i + 1], script
+            del argv[i:i + 2]
     extra = [a for a in argv if a != "--keep"]
     tmp = Path(tempfile.mkdtemp(prefix="scantok-sanitize-"))
     try:
@@ -116,7 +119,7 @@ def main() -> int:
             return 2
         print(f"sanitize: importing {probe.stdout.strip()} with LD_PRELOAD={libasan}", flush=True)
         if fuzz_seconds is not None:
-            cmd = [sys.executable, "tests/fuzz_scanner.py", "--seconds", fuzz_seconds, *extra]
+            cmd = [sys.executable, fuzz_script, "--seconds", fuzz_seconds, *extra]
         else:
             cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
                    "ignore::DeprecationWarning", *TESTS, *extra]

@@ -445,7 +445,7 @@ static argmin_fn argmin_for_impl(void) {
 
 
 /* Per-thread caches in front of the vocabulary, whose tables are too big for L2:
-   - the piece cache: text repeats its words, so the ids of every short piece (2..16 bytes,
+   - the piece cache: text repeats its words, so the ids of every short piece (1..16 bytes,
      or a run of one byte up to 255, at most PC_TOK tokens) are kept; entries hold the piece
      bytes, so a hit is exact;
    - the pair cache: the rank of the concatenation of two tokens (a, b), or NONE, as the
@@ -540,9 +540,6 @@ static bpe_cache *cache_for(const bpe_table *t) {
 /* Rank of bytes(a) + bytes(b), which are p[0:len], through the pair cache. */
 static inline uint32_t pair_rank(const bpe_table *t, bpe_cache *c, uint32_t a, uint32_t b,
                                  const uint8_t *p, size_t len) {
-#ifdef SCANTOK_EXPERIMENT_NO_PAIR_CACHE
-    return lookup(t, p, len);
-#endif
     if (!c || len <= 2 || a == NONE || b == NONE) return lookup(t, p, len);
     uint64_t key = ((uint64_t)a << 32) | b;
     pair_ent *e = &c->pairs[((key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_BITS)) & ~(uint64_t)1];
