@@ -187,3 +187,33 @@ def test_list_and_numpy_agree_on_every_id_range():
     assert lst == arr.tolist() and arr.dtype == np.uint32
     assert enc.encode("<|endoftext|> x <|return|>", allowed_special="all") == tiktoken_encoding("o200k_harmony").encode(
         "<|endoftext|> x <|return|>", allowed_special="all")
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+def test_short_text_path_boundary(name):
+    """Texts up to BPE_SMALL_MAX bytes take the no-allocation path (ids in a per-thread
+    scratch array): every mode agrees with tiktoken on both sides of the limit, including
+    texts of one token per byte (the scratch array's worst case)."""
+    import numpy as np
+
+    from scantok._native import lib
+
+    enc, ref = scantok.get_encoding(name), tiktoken_encoding(name)
+    limit = lib.BPE_SMALL_MAX
+    rng = random.Random(name)
+    texts = []
+    for n in (0, 1, 2, limit - 2, limit - 1, limit, limit + 1, limit + 2):
+        texts.append("".join(rng.choice("ab ,.\n日é") for _ in range(n)).encode()[:n].decode("utf-8", "ignore"))
+        texts.append("\x00\x01" * (n // 2))  # one token per byte
+        texts.append(" " * n)
+    for text in texts:
+        want = ref.encode_ordinary(text)
+        same(enc.encode_ordinary(text), want, text)
+        same(enc.encode(text), ref.encode(text), text)
+        arr = enc.encode_to_numpy(text)
+        assert arr.dtype == np.uint32 and arr.tolist() == want
+        assert enc.count(text) == len(want) and enc.count_until(text, 3) == min(len(want), 4)
+    # results do not alias the scratch array
+    a = enc.encode_to_numpy("hello world")
+    b = enc.encode_to_numpy("other text entirely")
+    assert a.tolist() == ref.encode_ordinary("hello world") and b.tolist() == ref.encode_ordinary("other text entirely")

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["Encoding"]
 
 _SIZE_MAX = 2**64 - 1
+_SMALL_MAX = lib.BPE_SMALL_MAX  # texts up to this many UTF-8 bytes take bpe_encode_small
+_scratch = threading.local()  # per thread: the C call releases the GIL, so no sharing
 _PARTIAL = 2
 
 
@@ -266,9 +268,23 @@ class Encoding:
             _check_rc(rc)
         return buf, consumed[0]
 
+    def _small(self, data: bytes) -> tuple[int, int]:
+        """Encodes a short text (<= lib.BPE_SMALL_MAX bytes) into this thread's scratch ids:
+        (number of ids, their address). No allocation: short texts are common, and for them
+        the per-call cost is the cost."""
+        scratch = _scratch.__dict__.get("ids")
+        if scratch is None:
+            scratch = _scratch.ids = ffi.new("uint32_t[]", lib.BPE_SMALL_IDS)
+            _scratch.addr = int(ffi.cast("uintptr_t", scratch))
+        k = lib.bpe_encode_small(self._t, self._dfa, data, len(data), 0, scratch)
+        if k < 0:
+            _check_rc(k)
+        return k, _scratch.addr
+
     def _ids_list(self, data: bytes) -> list[int]:
-        if not data:
-            return []
+        if len(data) <= _SMALL_MAX:
+            k, addr = self._small(data)
+            return _ids_to_list(addr, k)
         buf, _ = self._run(data)
         try:
             return _unpack(buf)
@@ -278,8 +294,9 @@ class Encoding:
     def _ids_numpy(self, data: bytes):
         import numpy as np
 
-        if not data:
-            return np.empty(0, dtype=np.uint32)
+        if len(data) <= _SMALL_MAX:
+            k, _ = self._small(data)
+            return np.frombuffer(ffi.buffer(_scratch.ids, 4 * k), dtype=np.uint32).copy()
         buf, _ = self._run(data)
         n = buf.len
         if n == 0:
@@ -289,8 +306,8 @@ class Encoding:
         return np.frombuffer(ffi.buffer(ids, 4 * n), dtype=np.uint32)
 
     def _count_bytes(self, data: bytes, limit: int = _SIZE_MAX) -> int:
-        if not data:
-            return 0
+        if len(data) <= _SMALL_MAX:
+            return self._small(data)[0]
         buf, _ = self._run(data, count_only=True, limit=limit)
         n = buf.len
         lib.bpe_buf_free(buf)

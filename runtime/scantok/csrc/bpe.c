@@ -918,13 +918,18 @@ static const uint64_t PC_MASK[PC_MAXLEN + 1][2] = {
     PC_MASKS(13), PC_MASKS(14), PC_MASKS(15), PC_MASKS(16),
 };
 
-int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
-                    int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit) {
+/* bpe_encode_scan; st/en (room for n entries each) may be given by the caller, else they are
+   allocated (and widened for pieces longer than a window). */
+static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
+                       int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit,
+                       uint32_t *st_given, uint32_t *en_given) {
     const scantok_dfa *d = (const scantok_dfa *)dfa;
     int want_partial = flags & SCANTOK_PARTIAL;
     int base_flags = flags & ~SCANTOK_PARTIAL;
-    size_t W = n < WINDOW0 ? (n ? n : 1) : WINDOW0, pos = 0, counted = 0;
-    uint32_t *st = malloc(W * sizeof *st), *en = malloc(W * sizeof *en);
+    int own = !st_given;
+    size_t W = !own || n < WINDOW0 ? (n ? n : 1) : WINDOW0, pos = 0, counted = 0;
+    uint32_t *st = own ? malloc(W * sizeof *st) : st_given;
+    uint32_t *en = own ? malloc(W * sizeof *en) : en_given;
     bpe_cache *cache = cache_for(t);
     int rc = -1;
     if (!st || !en) goto done;
@@ -969,7 +974,7 @@ int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, si
         if (cons == 0) {
             /* one piece longer than the window: widen it (pieces stay exact, the rescans add up
                to at most twice the piece) */
-            if (W >= ((size_t)1 << 31)) { rc = -4; goto done; }
+            if (W >= ((size_t)1 << 31) || !own) { rc = -4; goto done; }
             W *= 2;
             uint32_t *s2 = realloc(st, W * sizeof *st);
             if (!s2) { rc = -1; goto done; }
@@ -982,10 +987,34 @@ int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, si
 done:
     if (count_only) out->len += counted;
     if (consumed) *consumed = pos;
-    free(st);
-    free(en);
+    if (own) {
+        free(st);
+        free(en);
+    }
     return rc;
 }
+
+int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
+                    int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit) {
+    return encode_scan(t, dfa, data, n, flags, out, consumed, count_only, limit, NULL, NULL);
+}
+
+int64_t bpe_encode_small(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
+                         int flags, uint32_t *ids) {
+    uint32_t st[BPE_SMALL_MAX], en[BPE_SMALL_MAX];
+    if (n > BPE_SMALL_MAX) return -3;
+    /* a text of n bytes has at most n tokens, and the encoder reserves PC_TOK ids per piece
+       (at most n pieces) before it stores: BPE_SMALL_IDS ids are never outgrown */
+    bpe_buf out = { ids, 0, BPE_SMALL_IDS };
+    int rc = encode_scan(t, dfa, data, n, flags & ~SCANTOK_PARTIAL, &out, NULL, 0, SIZE_MAX, st, en);
+    if (out.ids != ids) { /* cannot happen (see above); never leak or hand back another buffer */
+        free(out.ids);
+        return -4;
+    }
+    return rc ? rc : (int64_t)out.len;
+}
+
+_Static_assert(BPE_SMALL_IDS >= PC_TOK * BPE_SMALL_MAX, "bpe_encode_small's ids must fit the reservation");
 
 int bpe_encode_many(const bpe_table *t, const void *dfa, const uint8_t *const *datas,
                     const size_t *lens, size_t ndocs, int flags, bpe_buf *out, size_t *ends,

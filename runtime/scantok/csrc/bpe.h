@@ -63,6 +63,14 @@ int bpe_encode_spans(const bpe_table *t, const uint8_t *data, const uint32_t *st
 int bpe_encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
                     int flags, bpe_buf *out, size_t *consumed, int count_only, size_t limit);
 
+/* bpe_encode_scan (without SCANTOK_PARTIAL) of a short text (n <= BPE_SMALL_MAX) without
+   allocating: the ids go to ids (room for BPE_SMALL_IDS). Returns their number, or < 0 as
+   bpe_encode_scan (-3: n too large). For the per-call cost of short texts. */
+#define BPE_SMALL_MAX 1024
+#define BPE_SMALL_IDS 3080
+int64_t bpe_encode_small(const bpe_table *t, const void *dfa, const uint8_t *data, size_t n,
+                         int flags, uint32_t *ids);
+
 /* bpe_encode_scan (without SCANTOK_PARTIAL) over ndocs texts datas[i][0:lens[i]], in one call
    (a batch without a return to Python per text): the ids of all texts follow one another in
    out, text i's end at ends[i]. Returns 0, or the first text's error (*failed = its index). */
