@@ -15,6 +15,7 @@ Method (peers with piece caches look several times faster when they re-encode a 
 * load: a fresh process (``subprocess``) imports the library, then loads the encoding (scantok
   with a warm cache); both times and the peak RSS (``VmHWM``), medians of 3;
 * every library's ids are checked against tiktoken's on each timed text (``exact``);
+* short texts: µs per ``encode_ordinary`` call on a chat-sized message and a line of code;
 * pathological inputs (``" " * 10**6 + "x"``, ``"a" * 10**7``, 10**7 random letters): each
   library in a fresh process with ``--timeout``; a crash or a stall is reported as such.
 
@@ -257,6 +258,37 @@ def pathological(args, skipped) -> str:
     return "\n".join(lines)
 
 
+SHORT_TEXTS = ["hello world", "The quick brown fox jumps over the lazy dog, twice.",
+               "def f(x):\n    return x * 2  # double it\n"]
+
+
+def short_latency(args, skipped) -> str:
+    """Per-call cost of encode_ordinary on short texts (a chat message, a line of code), where
+    the fixed cost of a call is the cost: µs per call, best of 5 rounds of 2,000 calls."""
+    lines = ["\n**Short texts** — µs per `encode_ordinary` call (best of 5 × 2,000), lower is better\n"]
+    libs = [lib for lib in args.libs if lib not in skipped]
+    for enc in args.encodings:
+        lines += [f"| {enc} | " + " | ".join(libs) + " |", "|---|" + "---|" * len(libs)]
+        insts = {}
+        for lib in libs:
+            make, modes = LIBS[lib](enc)
+            insts[lib] = (make(), modes["list"])
+        for text in SHORT_TEXTS:
+            cells = []
+            for lib in libs:
+                inst, fn = insts[lib]
+                best = float("inf")
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    for _ in range(2000):
+                        fn(inst, text)
+                    best = min(best, (time.perf_counter() - t0) / 2000)
+                cells.append(f"{best * 1e6:.1f}")
+            lines.append(f"| {len(text.encode())} bytes | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def bench(args):
     _tiktoken_cache()
     corpora = {}
@@ -373,6 +405,7 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-load", dest="load", action="store_false")
     p.add_argument("--quick", action="store_true", help="1.2 MB of each corpus, 1 run")
+    p.add_argument("--no-short", dest="short", action="store_false", help="skip the short-text latency")
     p.add_argument("--no-pathological", dest="pathological", action="store_false",
                    help="skip the pathological inputs (each library in a fresh process)")
     p.add_argument("--timeout", type=float, default=60, help="seconds per pathological run")
@@ -386,6 +419,8 @@ def main(argv=None):
         args.libs.insert(0, "tiktoken")
     results, exact, skipped, loads = bench(args)
     md = table(args, results, exact, skipped, loads)
+    if args.short:
+        md += "\n" + short_latency(args, skipped)
     if args.pathological:
         md += "\n" + pathological(args, skipped)
     print(md)
