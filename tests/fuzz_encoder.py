@@ -24,21 +24,14 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
 import scantok  # noqa: E402
-from scantok._native import ffi, lib  # noqa: E402
+from scantok._native import lib  # noqa: E402
 
+from fuzz_scanner import available_impls  # noqa: E402
 from strategies import random_fragments  # noqa: E402
 from test_encoding_oracle import ENCODING_NAMES, SPECIAL_FRAGMENTS, tiktoken_encoding, vocab_dir  # noqa: E402
 
-IMPLS = ("scalar", "sse2", "avx2")
 ALPHABETS = ["ab", "abc ", "abcdefghijklmnopqrstuvwxyz", "aAbB", "0123456789", "日本語の文字", "éèêa", " \n\t",
              "=-*#", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"]
-
-
-def available_impls() -> list[str]:
-    orig = ffi.string(lib.scantok_impl_name())
-    out = [i for i in IMPLS if lib.scantok_force_impl(i.encode()) == 0]
-    lib.scantok_force_impl(orig)
-    return out
 
 
 class Campaign:
