@@ -442,7 +442,7 @@ class Encoding:
             return many(items)
         nt = min(num_threads, n)
         # contiguous chunks of similar byte size, one per worker: the C calls release the GIL
-        sizes = [len(x) for x in items]
+        sizes = [len(x) if hasattr(x, "__len__") else 1 for x in items]  # bad items fail in fn, clearly
         total = sum(sizes) or 1
         bounds = [0]
         acc = 0
