@@ -53,15 +53,27 @@ def determinize(nfa: NFA) -> DFA:
     members = [[cls.ranges[0][0] in s for cls in classes] for s in nfa.sets]
 
     def closure(q: int, out: list[int], seen: set[int]) -> bool:
-        """Append q's leaf threads to `out` in priority order; True if a match was reached."""
-        stack = [q]
+        """Append q's leaf threads to `out` in priority order; True if a match was reached.
+        Depth first; `path` holds the splits being explored, so a loop's "back" state knows
+        whether its head was entered in this closure (the iteration consumed nothing: leave
+        the loop) or before the last character (iterate again)."""
+        stack: list = [q]
+        path: set[int] = set()
         while stack:
             q = stack.pop()
+            if isinstance(q, tuple):  # ("done", split): its subtree is explored
+                path.discard(q[1])
+                continue
+            st = states[q]
+            if st.kind == "back":
+                stack.append(st.next[1] if st.next[0] in path else st.next[0])
+                continue
             if q in seen:
                 continue
             seen.add(q)
-            st = states[q]
             if st.kind in ("eps", "split"):
+                path.add(q)
+                stack.append(("done", q))
                 stack.extend(reversed(st.next))
             else:
                 out.append(q)

@@ -16,7 +16,8 @@ from .parse import Alt, Chars, Look, Node, Repeat, Seq
 
 @dataclass
 class State:
-    kind: str  # "char" | "split" | "eps" | "look" | "match"
+    kind: str  # "char" | "split" | "eps" | "look" | "match" | "back"
+    # "back" ends an unbounded loop's body: next = [loop head, loop exit] (see build)
     set: Optional[int] = None  # index into NFA.sets for "char" and "look"
     look: Optional[str] = None  # "in" | "not_in" | "end"
     next: list[int] = field(default_factory=list)  # successors, in priority order
@@ -74,8 +75,12 @@ def build(tree: Node) -> NFA:
                 return compile_node(_expand_possessive(node), nxt)
             lazy = node.mode == "lazy"
             if node.max is None:
+                # The body returns through a "back" state: an iteration that matched nothing
+                # ends the loop there (it goes on at the exit with the iteration's priority),
+                # as backtracking engines do; a plain edge to the head would drop that thread.
                 loop = nfa.add(State("split"))
-                body = compile_node(node.item, loop)
+                back = nfa.add(State("back", next=[loop, nxt]))
+                body = compile_node(node.item, back)
                 nfa.states[loop].next = [nxt, body] if lazy else [body, nxt]
                 entry = loop
             else:
