@@ -71,7 +71,8 @@ class _Table:
             err_i,
         )
         if ptr == ffi.NULL:
-            reason = {1: "out of memory", 2: "an empty token", 3: "a duplicate token or rank", 4: "a rank >= 2**32 - 2"}
+            reason = {1: "out of memory", 2: "an empty token", 3: "a duplicate token or rank", 4: "a rank >= 2**32 - 2",
+                      5: "decreasing token offsets"}
             raise ValueError(f"invalid mergeable_ranks: {reason.get(err[0], 'error')} (token #{err_i[0]})")
         self.ptr = ffi.gc(ptr, lib.bpe_table_free)
         self._add_specials(special_tokens)

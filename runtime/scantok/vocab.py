@@ -16,7 +16,11 @@ never a silently different encoding.
 
 The parsed table is cached as ``<scantok cache>/<sha256>.stkb`` (a header, the ranks, the
 token offsets and the token bytes, little-endian), keyed by the SHA-256 of the rank file's
-contents, so a new process loads it with one read and no base64 or hashing.
+contents, so a new process loads it with one read and no base64 or hashing. The built hash
+tables are cached beside it as an ``.stki`` image (mmap'ed). Both carry a 64-bit checksum
+and are validated on load (the image in C, down to every index the encoder follows); a
+damaged file (a disk error, a torn copy) is ignored, rebuilt from the rank file and
+rewritten atomically, never used.
 """
 from __future__ import annotations
 
@@ -36,8 +40,17 @@ __all__ = [
     "RankTable",
 ]
 
-_MAGIC = b"STKB\x01\x00\x00\x00"
-_HEADER = struct.Struct("<8sIIQ")  # magic, n tokens, reserved, blob length
+_MAGIC = b"STKB\x02\x00\x00\x00"
+_HEADER = struct.Struct("<8sIIQQ")  # magic, n tokens, reserved, blob length, checksum
+_CHECKSUM_AT = 24  # the checksum covers the header before it and everything after it
+
+
+def _checksum(raw: bytes) -> int:
+    from ._native import ffi, lib
+
+    buf = ffi.from_buffer("uint8_t[]", raw)
+    head = lib.bpe_checksum(buf, _CHECKSUM_AT, 0)
+    return lib.bpe_checksum(buf + _HEADER.size, len(raw) - _HEADER.size, head)
 
 
 class VocabError(RuntimeError):
@@ -220,9 +233,9 @@ class RankTable:
     def __init__(self, raw: bytes):
         if len(raw) < _HEADER.size:
             raise VocabError("truncated scantok table")
-        magic, n, _res, blob_len = _HEADER.unpack_from(raw, 0)
+        magic, n, _res, blob_len, checksum = _HEADER.unpack_from(raw, 0)
         if magic != _MAGIC:
-            raise VocabError("not a scantok table (bad magic)")
+            raise VocabError("not a scantok table (bad magic or another version)")
         self.raw = raw
         self.n = n
         self.ranks_off = _HEADER.size
@@ -231,6 +244,13 @@ class RankTable:
         self.blob_len = blob_len
         if len(raw) != self.blob_off + blob_len:
             raise VocabError("truncated scantok table")
+        if _checksum(raw) != checksum:
+            raise VocabError("damaged scantok table (checksum mismatch)")
+        # the C table builder checks that the offsets never decrease; the ends are checked here
+        first, = struct.unpack_from("<I", raw, self.offs_off)
+        last, = struct.unpack_from("<I", raw, self.offs_off + 4 * n)
+        if first != 0 or last != blob_len:
+            raise VocabError("damaged scantok table (token offsets)")
 
     @classmethod
     def from_ranks(cls, ranks: dict[bytes, int]) -> "RankTable":
@@ -251,10 +271,11 @@ class RankTable:
         if sys.byteorder != "little":
             ra.byteswap()
             oa.byteswap()
-        raw = b"".join(
-            [_HEADER.pack(_MAGIC, n, 0, pos), ra.tobytes(), oa.tobytes(), b"".join(t for t, _r in items)]
-        )
-        return cls(raw)
+        raw = bytearray(b"".join(
+            [_HEADER.pack(_MAGIC, n, 0, pos, 0), ra.tobytes(), oa.tobytes(), b"".join(t for t, _r in items)]
+        ))
+        struct.pack_into("<Q", raw, _CHECKSUM_AT, _checksum(raw))
+        return cls(bytes(raw))
 
     def to_dict(self) -> dict[bytes, int]:
         raw = self.raw

@@ -15,7 +15,7 @@ typedef struct bpe_table bpe_table;
 /* Builds a table from n tokens: token i has bytes blob[offs[i]:offs[i+1]] and rank ranks[i].
    Returns NULL on allocation failure or invalid input (empty token, duplicate bytes, rank >=
    0xFFFFFFFE); *err (may be NULL) receives a reason code (1 oom, 2 empty token, 3 duplicate,
-   4 bad rank), *err_index the offending token index. */
+   4 bad rank, 5 decreasing offsets), *err_index the offending token index. */
 bpe_table *bpe_table_new(const uint8_t *blob, const uint32_t *offs, const uint32_t *ranks,
                          uint32_t n, int *err, uint32_t *err_index);
 /* Adds a special token for decoding only (id -> bytes). Returns 0, or -1 on OOM. The first
@@ -25,10 +25,17 @@ void bpe_table_free(bpe_table *t);
 /* A built table as one relocatable image (for an mmap'ed cache file): size, write (into a
    buffer of that size), and a table that uses the image in place (64-byte aligned, kept
    alive and unmodified by the caller; special tokens are added to the new table as usual).
-   from_image returns NULL if the image is from another build or corrupt. */
+   from_image returns NULL if the image is from another build or damaged: its checksum is
+   verified and every index and offset the encoder follows is validated, so no image, however
+   damaged, makes the encoder read outside it. */
 size_t bpe_table_image_size(const bpe_table *t);
 void bpe_table_image_write(const bpe_table *t, uint8_t *out);
 bpe_table *bpe_table_from_image(const uint8_t *img, size_t len);
+/* Rewrites the checksum of a (modified) image so that it matches: for tests of the structural
+   validation, which must hold even when damage leaves the checksum intact. */
+void bpe_image_seal(uint8_t *img, size_t len);
+/* A fast 64-bit checksum of p[0:n] (detects damage, not tampering); also for the .stkb files. */
+uint64_t bpe_checksum(const uint8_t *p, size_t n, uint64_t seed);
 uint32_t bpe_table_size(const bpe_table *t);
 uint32_t bpe_table_max_rank(const bpe_table *t);
 /* 1 if all 256 single bytes are tokens (required to encode arbitrary text). */
