@@ -6,6 +6,15 @@ Method (peers with piece caches look several times faster when they re-encode a 
 
 * every library gets a **fresh instance** per run, is **warmed on one text** (the first
   256 KB of the corpus) and **timed on a different text** (the rest of the corpus);
+* ``--unseen prose,c,intl`` adds text that is in none of the shared corpora (nor used to
+  tune anything): English prose (vim's help files), C source (headers from /usr/include,
+  evaluation only, never training) and international text (vim's tutor in 30 languages,
+  its UTF-8 menu translations); libraries are warmed on the first 1 MB of corpus/en.txt;
+* two protocols (``--protocols first,steady``): **first pass** (each text encoded once, as
+  one string) and **steady state** (the same text cut into 64 KB documents, encoded one call
+  per document in three passes, each in a different shuffled order, the same order for every
+  library; MB/s over the whole stream and over the third pass): how real corpora behave, the
+  same words and identifiers again and again;
 * figures are **medians** of ``--repeat`` runs, in MB/s of UTF-8 input, with the ratio to
   tiktoken measured in the same run; the runs interleave the libraries (run 1 of each, then
   run 2 of each, ...), so a slow spell of a shared machine falls on all of them alike;
@@ -44,6 +53,39 @@ WARM = 256 * 1024
 URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+}
+
+
+UNSEEN_WARM = 1 << 20  # the unseen texts' libraries are warmed on corpus/en.txt[:1 MB]
+UNSEEN_MAX = 4 << 20  # bytes of each unseen text
+
+
+def _concat(paths, limit: int = UNSEEN_MAX) -> str:
+    out, n = [], 0
+    for path in paths:
+        try:
+            t = Path(path).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # not UTF-8 (some tutors and headers are in legacy encodings)
+        out.append(t)
+        n += len(t.encode())
+        if n >= limit:
+            break
+    text = "".join(out).encode()[:limit].decode("utf-8", "ignore")
+    if not text:
+        raise FileNotFoundError("no such text on this machine")
+    return text
+
+
+def _vim() -> Path:
+    return max(Path("/usr/share/vim").glob("vim*/doc"), default=Path("/nonexistent")).parent
+
+
+UNSEEN = {  # name -> loader of a text no library (and no scantok tuning) has seen
+    "prose": lambda: _concat(sorted((_vim() / "doc").glob("*.txt"))),
+    "c": lambda: _concat(sorted(Path("/usr/include").rglob("*.h"))),
+    "intl": lambda: _concat(sorted((_vim() / "tutor").glob("tutor*.utf-8"))
+                            + sorted((_vim() / "lang").glob("menu_*utf-8.vim"))),
 }
 
 
@@ -183,6 +225,31 @@ def documents(text: str, size: int = 4096) -> list[str]:
     return docs
 
 
+def documents64(text: str, size: int = 65536) -> list[str]:
+    """text cut into documents of `size` bytes of UTF-8 (at character boundaries)."""
+    data = text.encode()
+    docs, i = [], 0
+    while i < len(data):
+        j = min(i + size, len(data))
+        while j < len(data) and (data[j] & 0xC0) == 0x80:
+            j += 1
+        docs.append(data[i:j].decode())
+        i = j
+    return docs
+
+
+def steady_orders(n: int, passes: int = 3) -> list[list[int]]:
+    import random
+
+    rng = random.Random(13)
+    orders = []
+    for _ in range(passes):
+        order = list(range(n))
+        rng.shuffle(order)
+        orders.append(order)
+    return orders
+
+
 def as_list(x):
     if hasattr(x, "tolist"):
         return x.tolist()
@@ -289,18 +356,112 @@ def short_latency(args, skipped) -> str:
     return "\n".join(lines)
 
 
-def bench(args):
-    _tiktoken_cache()
+def interleaved(adapters, mode: str, repeat: int):
+    """(library, mode function, fresh instance) for each run: the runs interleave the
+    libraries (run 1 of each, then run 2 of each, ...), so a slow spell of this shared
+    machine falls on all of them alike."""
+    for _ in range(repeat):
+        for lib, (make, modes) in adapters.items():
+            fn = modes.get(mode)
+            if fn is not None:
+                yield lib, fn, make()
+
+
+def load_corpora(args) -> dict[str, tuple[str, str]]:
+    """name -> (warming text, timed text); they never overlap."""
     corpora = {}
     for c in args.corpora:
         text = (CORPUS_DIR / f"{c}.txt").read_bytes().decode("utf-8", "replace")
         if args.quick:
             text = text[: 1_200_000]
         corpora[c] = (text[:WARM], text[WARM:])
+    en = (CORPUS_DIR / "en.txt").read_bytes().decode("utf-8", "replace")[:UNSEEN_WARM]
+    for c in args.unseen:
+        try:
+            text = UNSEEN[c]()
+        except (OSError, KeyError) as e:
+            print(f"  unseen text {c!r} not available: {e}", file=sys.stderr)
+            continue
+        if args.quick:
+            text = text[: 1_200_000]
+        corpora[c] = (en, text)
+    return corpora
+
+
+STEADY_MODES = {"list": "list", "numpy": "numpy"}
+
+
+def bench_steady(args, adapters_by_enc, corpora):
+    """Steady state: (enc, lib, corpus, mode) -> (MB/s over the stream, MB/s in the 3rd pass)."""
+    out = {}
+    for enc, (adapters, oracle) in adapters_by_enc.items():
+        for corpus, (warm, timed) in corpora.items():
+            docs = documents64(timed)
+            mb = len(timed.encode()) / 1e6
+            orders = steady_orders(len(docs))
+            warm_docs = documents64(warm)
+            for mode in args.modes:
+                if mode not in STEADY_MODES:
+                    continue
+                runs: dict[str, list[tuple[float, float]]] = {}
+                for lib, fn, inst in interleaved(adapters, mode, args.repeat):
+                    for d in warm_docs:
+                        fn(inst, d)
+                    passes = []
+                    for order in orders:
+                        t0 = time.perf_counter()
+                        for i in order:
+                            fn(inst, docs[i])
+                        passes.append(time.perf_counter() - t0)
+                    runs.setdefault(lib, []).append((3 * mb / sum(passes), mb / passes[2]))
+                    if oracle is not None and lib != "tiktoken" and len(runs[lib]) == 1:
+                        # exactness on the stream (a sample of documents, after the passes)
+                        for i in orders[2][:8]:
+                            if as_list(fn(inst, docs[i])) != oracle.encode_ordinary(docs[i]):
+                                out.setdefault("_inexact", set()).add((enc, lib, corpus, mode))
+                    del inst
+                for lib, rs in runs.items():
+                    whole = statistics.median(r[0] for r in rs)
+                    third = statistics.median(r[1] for r in rs)
+                    out[(enc, lib, corpus, mode)] = (whole, third)
+                    print(f"  steady {enc:12s} {lib:10s} {corpus:6s} {mode:6s} {whole:7.1f} / {third:7.1f} MB/s",
+                          file=sys.stderr, flush=True)
+    return out
+
+
+def steady_table(args, steady) -> str:
+    inexact = steady.pop("_inexact", set())
+    lines = []
+    corpora = sorted({k[2] for k in steady}, key=lambda c: (args.corpora + args.unseen).index(c))
+    for enc in args.encodings:
+        lines.append(f"\n**{enc}, steady state** — 64 KB documents, 3 shuffled passes: MB/s over the whole "
+                     f"stream / over the 3rd pass (× gigatoken's whole stream), median of {args.repeat}\n")
+        lines += ["| library | mode | " + " | ".join(corpora) + " |", "|" + "---|" * (len(corpora) + 2)]
+        for lib in args.libs:
+            for mode in STEADY_MODES:
+                cells = []
+                for c in corpora:
+                    v = steady.get((enc, lib, c, mode))
+                    if v is None:
+                        cells.append("—")
+                        continue
+                    g = steady.get((enc, "gigatoken", c, mode))
+                    ratio = f" ({v[0] / g[0]:.2f}×)" if g and lib != "gigatoken" else ""
+                    bad = " **ids differ**" if (enc, lib, c, mode) in inexact else ""
+                    cells.append(f"{v[0]:.0f} / {v[1]:.0f}{ratio}{bad}")
+                if any(x != "—" for x in cells):
+                    lines.append(f"| {lib} | {mode} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def bench(args):
+    _tiktoken_cache()
+    corpora = load_corpora(args)
     results = {}  # (enc, lib, corpus, mode) -> MB/s
     exact = {}
     skipped = {}
     loads = {}
+    args.adapters_by_enc = {}
     for enc in args.encodings:
         adapters = {}
         for lib in args.libs:
@@ -312,7 +473,8 @@ def bench(args):
                 continue
             adapters[lib] = (make, modes)
         oracle = adapters["tiktoken"][0]() if "tiktoken" in adapters else None
-        for corpus, (warm, timed) in corpora.items():
+        args.adapters_by_enc[enc] = (adapters, oracle)
+        for corpus, (warm, timed) in (corpora.items() if "first" in args.protocols else ()):
             data_mb = len(timed.encode("utf-8")) / 1e6
             docs = documents(timed)
             for mode in args.modes:
@@ -320,19 +482,12 @@ def bench(args):
                 warm_arg = documents(warm) if mode.startswith("batch") else warm
                 times: dict[str, list[float]] = {}
                 outs = {}
-                # repetitions interleave the libraries, so a slow spell of this shared
-                # machine falls on all of them alike
-                for _ in range(args.repeat):
-                    for lib, (make, modes) in adapters.items():
-                        fn = modes.get(mode)
-                        if fn is None:
-                            continue
-                        inst = make()
-                        fn(inst, warm_arg)
-                        t0 = time.perf_counter()
-                        outs[lib] = fn(inst, arg)
-                        times.setdefault(lib, []).append(time.perf_counter() - t0)
-                        del inst
+                for lib, fn, inst in interleaved(adapters, mode, args.repeat):
+                    fn(inst, warm_arg)
+                    t0 = time.perf_counter()
+                    outs[lib] = fn(inst, arg)
+                    times.setdefault(lib, []).append(time.perf_counter() - t0)
+                    del inst
                 want = None
                 for lib, ts in times.items():
                     key = (enc, lib, corpus, mode)
@@ -350,6 +505,7 @@ def bench(args):
         if args.load:
             for lib in adapters:
                 loads[(enc, lib)] = measure_load(lib, enc)
+    args.corpora_loaded = corpora
     return results, exact, skipped, loads
 
 
@@ -358,8 +514,9 @@ def table(args, results, exact, skipped, loads) -> str:
     modes_label = {"list": "list", "numpy": "numpy", "batch1": "batch 1 thr", "batch2": "batch 2 thr"}
     for enc in args.encodings:
         lines.append(f"\n**{enc}** — MB/s (× tiktoken), median of {args.repeat} runs, fresh instance warmed on other text\n")
-        head = "| library | mode | " + " | ".join(args.corpora) + " | exact |"
-        lines += [head, "|" + "---|" * (len(args.corpora) + 3)]
+        names = [c for c in args.corpora + args.unseen if any(k[0] == enc and k[2] == c for k in results)]
+        head = "| library | mode | " + " | ".join(names) + " | exact |"
+        lines += [head, "|" + "---|" * (len(names) + 3)]
         for lib in args.libs:
             if lib in skipped:
                 continue
@@ -367,7 +524,7 @@ def table(args, results, exact, skipped, loads) -> str:
                 cells = []
                 ok = True
                 have = False
-                for c in args.corpora:
+                for c in names:
                     v = results.get((enc, lib, c, mode))
                     if v is None:
                         cells.append("—")
@@ -380,12 +537,12 @@ def table(args, results, exact, skipped, loads) -> str:
                     lines.append(f"| {lib} | {modes_label[mode]} | " + " | ".join(cells) + f" | {'yes' if ok else 'NO'} |")
         sp = []
         for lib in args.libs:
-            one = [results.get((enc, lib, c, "batch1")) for c in args.corpora]
-            two = [results.get((enc, lib, c, "batch2")) for c in args.corpora]
+            one = [results.get((enc, lib, c, "batch1")) for c in names]
+            two = [results.get((enc, lib, c, "batch2")) for c in names]
             if all(one) and all(two):
                 sp.append(f"{lib} " + "/".join(f"{b / a:.2f}" for a, b in zip(one, two)))
         if sp:
-            lines.append(f"\n2-thread speed-up over 1 thread ({'/'.join(args.corpora)}): " + "; ".join(sp))
+            lines.append(f"\n2-thread speed-up over 1 thread ({'/'.join(names)}): " + "; ".join(sp))
         ld = [(lib, loads.get((enc, lib))) for lib in args.libs if loads.get((enc, lib))]
         if ld:
             lines.append("\n| library | import | load encoding | peak RSS |\n|---|---|---|---|")
@@ -400,6 +557,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--encodings", default="o200k_base,cl100k_base")
     p.add_argument("--corpora", default="en,code,multi")
+    p.add_argument("--unseen", default="prose,c,intl", help="texts in no shared corpus: " + ",".join(UNSEEN))
+    p.add_argument("--protocols", default="first,steady", help="first (one pass, whole text), steady (64 KB docs, 3 passes)")
     p.add_argument("--libs", default=",".join(LIBS))
     p.add_argument("--modes", default="list,numpy,batch1,batch2")
     p.add_argument("--repeat", type=int, default=3)
@@ -411,7 +570,7 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=60, help="seconds per pathological run")
     p.add_argument("--json", help="also write the raw figures here")
     args = p.parse_args(argv)
-    for k in ("encodings", "corpora", "libs", "modes"):
+    for k in ("encodings", "corpora", "unseen", "libs", "modes", "protocols"):
         setattr(args, k, [x for x in getattr(args, k).split(",") if x])
     if args.quick:
         args.repeat = 1
@@ -419,6 +578,10 @@ def main(argv=None):
         args.libs.insert(0, "tiktoken")
     results, exact, skipped, loads = bench(args)
     md = table(args, results, exact, skipped, loads)
+    steady = {}
+    if "steady" in args.protocols:
+        steady = bench_steady(args, args.adapters_by_enc, args.corpora_loaded)
+        md += "\n" + steady_table(args, dict(steady))
     if args.short:
         md += "\n" + short_latency(args, skipped)
     if args.pathological:
@@ -430,8 +593,9 @@ def main(argv=None):
             "exact": [[*k, v] for k, v in exact.items()],
             "skipped": skipped,
             "loads": [[*k, *(v or (None, None, None))] for k, v in loads.items()],
+            "steady": [[*k, *v] for k, v in steady.items() if k != "_inexact"],
         }, indent=1))
-    return 0 if all(exact.values()) else 1
+    return 0 if all(exact.values()) and "_inexact" not in steady else 1
 
 
 if __name__ == "__main__":

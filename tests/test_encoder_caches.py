@@ -217,3 +217,72 @@ def test_short_text_path_boundary(name):
     a = enc.encode_to_numpy("hello world")
     b = enc.encode_to_numpy("other text entirely")
     assert a.tolist() == ref.encode_ordinary("hello world") and b.tolist() == ref.encode_ordinary("other text entirely")
+
+
+def _long_pieces(rng: random.Random, n: int) -> str:
+    """Recurring pieces the short-piece cache cannot hold: words of 17-120 letters, CJK runs,
+    and short pieces of more than three tokens (random consonant clusters)."""
+    vocab = ["".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(17, 120))) for _ in range(150)]
+    vocab += ["".join(rng.choice("的一是不了人我在有他这中大来上") for _ in range(rng.randint(6, 40))) for _ in range(100)]
+    vocab += ["".join(rng.choice("qxzjvkw") for _ in range(rng.randint(6, 16))) for _ in range(100)]
+    return " ".join(rng.choice(vocab) for _ in range(n))
+
+
+@pytest.mark.parametrize("cache_bytes", [1 << 15, 1 << 17, None])
+def test_piece_store_learns_and_stays_exact(cache_bytes):
+    """The long-piece store (pieces over 16 bytes or over three tokens) in steady state and
+    through its epochs (a tiny cache empties it again and again): ids equal tiktoken's."""
+    from scantok._native import lib
+    from scantok.registry import _load_encoding
+
+    default = lib.bpe_piece_cache_bytes()
+    try:
+        if cache_bytes is not None:
+            assert lib.bpe_set_piece_cache_bytes(cache_bytes) == cache_bytes
+        for name in ("o200k_base", "cl100k_base"):
+            enc, ref = _load_encoding(name), tiktoken_encoding(name)
+            rng = random.Random(f"store-{name}-{cache_bytes}")
+            docs = [_long_pieces(rng, 400) for _ in range(6)]
+            for _ in range(3):
+                for d in docs:
+                    same(enc.encode_ordinary(d), ref.encode_ordinary(d), d)
+            # runs and short texts through the same caches
+            for d in ["a" * 300, " " * 17 + "x", "x" * 16 + " " + "y" * 17]:
+                same(enc.encode_ordinary(d), ref.encode_ordinary(d), d)
+    finally:
+        lib.bpe_set_piece_cache_bytes(default)
+    assert lib.bpe_piece_cache_bytes() == default
+
+
+def test_piece_cache_size_is_bounded_and_rounded():
+    from scantok._native import lib
+
+    default = lib.bpe_piece_cache_bytes()
+    try:
+        assert default == 4 << 20  # documented in the README
+        assert lib.bpe_set_piece_cache_bytes(0) == 32 << 10  # the smallest
+        assert lib.bpe_set_piece_cache_bytes((3 << 20) + 5) == 2 << 20  # a power of two, rounded down
+        assert lib.bpe_set_piece_cache_bytes(1 << 40) == 1 << 30  # the largest
+    finally:
+        lib.bpe_set_piece_cache_bytes(default)
+
+
+def test_piece_cache_env_var(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = "from scantok._native import lib; print(lib.bpe_piece_cache_bytes())"
+    env = dict(os.environ, SCANTOK_PIECE_CACHE_MB="16")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout) == 16 << 20
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(hard_text(), min_size=1, max_size=6), st.integers(1, 3))
+def test_recurring_hard_text_is_exact(texts, passes):
+    """Arbitrary text encoded again and again (pieces come from the caches the second time)."""
+    enc, ref = scantok.get_encoding("o200k_base"), tiktoken_encoding("o200k_base")
+    for _ in range(passes):
+        for t in texts:
+            same(enc.encode_ordinary(t), ref.encode_ordinary(t), t)

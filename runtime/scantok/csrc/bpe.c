@@ -458,8 +458,17 @@ static argmin_fn argmin_for_impl(void) {
    Each thread keeps one pair of caches per table (the last PC_SLOTS tables it used), so
    consecutive calls and the documents of a batch share them; a table's uid (never reused)
    tells its caches apart from a freed table's. Both are 2-way set associative, one set per
-   64-byte line, the most recently used entry first. */
-#define PC_BITS 14 /* 16K entries x 32 bytes = 512 KiB per thread and table */
+   64-byte line, the most recently used entry first.
+
+   The piece cache is what makes recurring text cheap: it is large enough to hold the working
+   set of a corpus (English prose has ~50K distinct pieces in 4 MB, code ~25K), so a piece
+   seen before costs one probe, and the fused loop prefetches the sets of the next pieces while
+   it handles the current one, so the probe rarely waits for memory. Its size is bounded:
+   2^pc_bits entries of 32 bytes per thread and table (default 2^17: 4 MiB), set with
+   SCANTOK_PIECE_CACHE_MB or bpe_set_piece_cache_bytes (caches made afterwards use it). */
+#define PC_BITS_DEFAULT 17 /* 128K entries x 32 bytes = 4 MiB per thread and table */
+#define PC_BITS_MIN 10
+#define PC_BITS_MAX 25     /* 1 GiB */
 #define PC_TOK 3
 #define PC_MAXLEN 16
 #define PC_RUN_MAX 255 /* runs of one byte up to this length are cached too */
@@ -478,9 +487,23 @@ typedef struct pair_ent {
     uint32_t pad_;
 } pair_ent;
 
+/* The long-piece store: pieces the piece cache cannot hold (longer than 16 bytes, or more
+   than PC_TOK tokens; up to PS_MAXLEN bytes), with their ids, in an arena indexed by an
+   open-addressed table. Bounded: when the arena or the table is full it is emptied and learns
+   again (an epoch; a working set that fits never sees one). Allocated on first use. */
+#define PS_MAXLEN 255
+typedef struct ps_slot { uint32_t tag, off; } ps_slot; /* tag 0 = empty */
+typedef struct piece_store {
+    ps_slot *slots;
+    uint8_t *arena; /* entries: len, ntok (1 byte each), 2 spare, the bytes, pad to 4, the ids */
+    uint32_t mask, count, used, cap;
+} piece_store;
+
 typedef struct bpe_cache {
     pc_ent *pieces;
     pair_ent *pairs;
+    unsigned pc_bits; /* the piece cache has 2^pc_bits entries */
+    piece_store store; /* arena of 32 << pc_bits bytes, 2^pc_bits slots */
     argmin_fn argmin; /* set per call */
 } bpe_cache;
 
@@ -493,14 +516,46 @@ typedef struct pc_slot {
 static pthread_key_t pc_key;
 static pthread_once_t pc_once = PTHREAD_ONCE_INIT;
 static int pc_key_ok;
+static unsigned pc_bits_cfg = PC_BITS_DEFAULT;
 
 static void pc_destroy(void *v) {
     pc_slot *slots = v;
-    for (int i = 0; i < PC_SLOTS; i++) { free(slots[i].c.pieces); free(slots[i].c.pairs); }
+    for (int i = 0; i < PC_SLOTS; i++) {
+        free(slots[i].c.pieces);
+        free(slots[i].c.pairs);
+        free(slots[i].c.store.slots);
+        free(slots[i].c.store.arena);
+    }
     free(slots);
 }
 
-static void pc_init_key(void) { pc_key_ok = pthread_key_create(&pc_key, pc_destroy) == 0; }
+static unsigned pc_bits_for_bytes(double bytes) {
+    unsigned bits = PC_BITS_MIN;
+    while (bits < PC_BITS_MAX && (double)(sizeof(pc_ent) << (bits + 1)) <= bytes) bits++;
+    return bits;
+}
+
+static void pc_init_key(void) {
+    pc_key_ok = pthread_key_create(&pc_key, pc_destroy) == 0;
+    const char *mb = getenv("SCANTOK_PIECE_CACHE_MB");
+    if (mb && *mb) {
+        char *end;
+        double v = strtod(mb, &end);
+        if (end != mb && v >= 0) __atomic_store_n(&pc_bits_cfg, pc_bits_for_bytes(v * 1048576.0), __ATOMIC_RELAXED);
+    }
+}
+
+size_t bpe_set_piece_cache_bytes(size_t bytes) {
+    pthread_once(&pc_once, pc_init_key);
+    unsigned bits = pc_bits_for_bytes((double)bytes);
+    __atomic_store_n(&pc_bits_cfg, bits, __ATOMIC_RELAXED);
+    return sizeof(pc_ent) << bits;
+}
+
+size_t bpe_piece_cache_bytes(void) {
+    pthread_once(&pc_once, pc_init_key);
+    return sizeof(pc_ent) << __atomic_load_n(&pc_bits_cfg, __ATOMIC_RELAXED);
+}
 
 /* This thread's caches for table t (allocated on first use), or NULL without memory. */
 static bpe_cache *cache_for(const bpe_table *t) {
@@ -512,28 +567,41 @@ static bpe_cache *cache_for(const bpe_table *t) {
         if (!slots) return NULL;
         if (pthread_setspecific(pc_key, slots)) { free(slots); return NULL; }
     }
+    unsigned bits = __atomic_load_n(&pc_bits_cfg, __ATOMIC_RELAXED);
     uint64_t now = 0;
     int victim = 0;
     for (int i = 0; i < PC_SLOTS; i++) if (slots[i].used > now) now = slots[i].used;
     for (int i = 0; i < PC_SLOTS; i++) {
-        if (slots[i].c.pieces && slots[i].uid == t->uid) {
+        if (slots[i].c.pieces && slots[i].uid == t->uid && slots[i].c.pc_bits == bits) {
             slots[i].used = now + 1;
             slots[i].c.argmin = argmin_for_impl();
             return &slots[i].c;
         }
+        if (slots[i].uid == t->uid) { victim = i; break; } /* resized: replace in place */
         if (slots[i].used < slots[victim].used) victim = i;
     }
     pc_slot *s = &slots[victim];
+    if (s->c.pieces && s->c.pc_bits != bits) {
+        free(s->c.pieces);
+        s->c.pieces = NULL;
+    }
+    free(s->c.store.slots);
+    free(s->c.store.arena);
+    memset(&s->c.store, 0, sizeof s->c.store); /* made again on first use, at this size */
     if (!s->c.pieces) {
         /* aligned so that each 2-entry set is one cache line */
-        void *a = NULL, *b = NULL;
-        if (posix_memalign(&a, 64, sizeof(pc_ent) << PC_BITS)) a = NULL;
-        if (posix_memalign(&b, 64, sizeof(pair_ent) << PAIR_BITS)) b = NULL;
-        if (!a || !b) { free(a); free(b); return NULL; }
+        void *a = NULL;
+        if (posix_memalign(&a, 64, sizeof(pc_ent) << bits)) return NULL;
         s->c.pieces = a;
+        s->c.pc_bits = bits;
+    }
+    if (!s->c.pairs) {
+        void *b = NULL;
+        if (posix_memalign(&b, 64, sizeof(pair_ent) << PAIR_BITS)) return NULL;
         s->c.pairs = b;
     }
-    memset(s->c.pieces, 0, sizeof(pc_ent) << PC_BITS);
+    s->uid = 0; /* not valid until cleared */
+    memset(s->c.pieces, 0, sizeof(pc_ent) << bits);
     memset(s->c.pairs, 0xFF, sizeof(pair_ent) << PAIR_BITS);
     s->uid = t->uid;
     s->used = now + 1;
@@ -862,12 +930,86 @@ static inline void pc_key_of(const uint8_t *p, size_t len, uint64_t *k0, uint64_
 
 /* The cache is 2-way set associative: a set is one 64-byte line, the most recently used entry
    first. */
-static inline pc_ent *pc_set_of(pc_ent *cache, uint64_t k0, uint64_t k1, size_t len) {
+static inline pc_ent *pc_set_of(const bpe_cache *c, uint64_t k0, uint64_t k1, size_t len) {
     uint64_t h = (k0 ^ (k1 * 0xbf58476d1ce4e5b9ull) ^ len) * 0x9E3779B97F4A7C15ull;
-    return &cache[(h >> (64 - PC_BITS)) & ~(uint64_t)1];
+    return &c->pieces[(h >> (64 - c->pc_bits)) & ~(uint64_t)1];
 }
 
 /* Encodes one piece through the cache (cache may be NULL). */
+static int store_alloc(const bpe_cache *c, piece_store *ps) {
+    ps->cap = (uint32_t)(sizeof(pc_ent) << c->pc_bits);
+    ps->mask = (1u << c->pc_bits) - 1;
+    ps->slots = calloc((size_t)ps->mask + 1, sizeof *ps->slots);
+    ps->arena = malloc(ps->cap);
+    if (!ps->slots || !ps->arena) {
+        free(ps->slots);
+        free(ps->arena);
+        memset(ps, 0, sizeof *ps);
+        return -1;
+    }
+    return 0;
+}
+
+static inline uint64_t store_hash(const uint8_t *p, size_t len) {
+    return hash_key(head_of(p, len), p, len);
+}
+
+/* Appends the ids of p[0:len] if the store has them: 1, else 0 (-1 out of memory). */
+static int store_get(piece_store *ps, const uint8_t *p, size_t len, uint64_t h, bpe_buf *out) {
+    if (!ps->slots) return 0;
+    uint32_t tag = (uint32_t)(h >> 32) | 1u;
+    for (uint32_t i = (uint32_t)h & ps->mask;; i = (i + 1) & ps->mask) {
+        ps_slot sl = ps->slots[i];
+        if (!sl.tag) return 0;
+        const uint8_t *e = ps->arena + sl.off;
+        if (sl.tag == tag && e[0] == len && memcmp(e + 4, p, len) == 0) {
+            size_t ntok = e[1];
+            if (buf_grow(out, ntok)) return -1;
+            memcpy(out->ids + out->len, e + 4 + ((len + 3) & ~(size_t)3), ntok * sizeof *out->ids);
+            out->len += ntok;
+            return 1;
+        }
+    }
+}
+
+/* Adds p[0:len] -> ids[0:ntok] (known absent). */
+static void store_put(const bpe_cache *c, piece_store *ps, const uint8_t *p, size_t len,
+                      uint64_t h, const uint32_t *ids, size_t ntok) {
+    if (!ps->slots && store_alloc(c, ps)) return;
+    size_t need = 4 + ((len + 3) & ~(size_t)3) + 4 * ntok;
+    if (ntok > 255 || len > PS_MAXLEN || need > ps->cap) return;
+    if (ps->used + need > ps->cap || (ps->count + 1) * 2 > ps->mask + 1) {
+        /* full: a new epoch */
+        memset(ps->slots, 0, ((size_t)ps->mask + 1) * sizeof *ps->slots);
+        ps->used = ps->count = 0;
+    }
+    uint32_t i = (uint32_t)h & ps->mask;
+    while (ps->slots[i].tag) i = (i + 1) & ps->mask;
+    uint8_t *e = ps->arena + ps->used;
+    e[0] = (uint8_t)len;
+    e[1] = (uint8_t)ntok;
+    e[2] = e[3] = 0;
+    memcpy(e + 4, p, len);
+    memcpy(e + 4 + ((len + 3) & ~(size_t)3), ids, ntok * sizeof *ids);
+    ps->slots[i].tag = (uint32_t)(h >> 32) | 1u;
+    ps->slots[i].off = ps->used;
+    ps->used += (uint32_t)need;
+    ps->count++;
+}
+
+/* Encodes p[0:len] (len <= PS_MAXLEN) through the long-piece store. */
+static int store_encode(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
+                        bpe_buf *out) {
+    uint64_t h = store_hash(p, len);
+    int r = store_get(&c->store, p, len, h, out);
+    if (r) return r < 0 ? -1 : 0;
+    size_t before = out->len;
+    int rc = encode_piece(t, c, p, len, out);
+    if (rc) return rc;
+    store_put(c, &c->store, p, len, h, out->ids + before, out->len - before);
+    return 0;
+}
+
 static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const uint8_t *p,
                                       size_t len, bpe_buf *out) {
     if (!c || len == 0) return encode_piece(t, c, p, len, out);
@@ -879,10 +1021,12 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
            such entries have len > PC_MAXLEN, so they never equal a short piece's */
         k0 = p[0];
         k1 = 0;
+    } else if (len <= PS_MAXLEN) {
+        return store_encode(t, c, p, len, out);
     } else {
         return encode_piece(t, c, p, len, out);
     }
-    pc_ent *e = pc_set_of(c->pieces, k0, k1, len);
+    pc_ent *e = pc_set_of(c, k0, k1, len);
     if (out->cap - out->len < PC_TOK && buf_grow(out, PC_TOK)) return -1;
     if (e[0].k0 == k0 && e[0].k1 == k1 && e[0].len == len) {
         memcpy(out->ids + out->len, e[0].tok, sizeof e[0].tok);
@@ -897,10 +1041,21 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
         e[0] = hit;
         return 0;
     }
+    /* a short piece of more than PC_TOK tokens lives in the store */
+    uint64_t h = 0;
+    if (len <= PC_MAXLEN && c->store.slots) {
+        h = store_hash(p, len);
+        int r = store_get(&c->store, p, len, h, out);
+        if (r) return r < 0 ? -1 : 0;
+    }
     size_t before = out->len;
     int rc = encode_piece(t, c, p, len, out);
     if (rc) return rc;
     size_t n = out->len - before;
+    if (n > PC_TOK && len <= PC_MAXLEN) {
+        store_put(c, &c->store, p, len, h ? h : store_hash(p, len), out->ids + before, n);
+        return 0;
+    }
     if (n <= PC_TOK) {
         e[1] = e[0];
         e[0].k0 = k0;
@@ -921,6 +1076,17 @@ static const uint64_t PC_MASK[PC_MAXLEN + 1][2] = {
     PC_MASKS(7), PC_MASKS(8), PC_MASKS(9), PC_MASKS(10), PC_MASKS(11), PC_MASKS(12),
     PC_MASKS(13), PC_MASKS(14), PC_MASKS(15), PC_MASKS(16),
 };
+
+/* The piece cache is larger than the CPU's caches: the fused loop asks for the set of the
+   piece PC_PREFETCH ahead while it handles the current one. (A piece longer than 16 bytes
+   prefetches some set for nothing; that is harmless.) */
+#define PC_PREFETCH 8
+static inline void pc_prefetch(const bpe_cache *c, const uint8_t *p, size_t len, const uint8_t *end) {
+    if (p + 16 > end) return;
+    len = len <= PC_MAXLEN ? len : PC_MAXLEN;
+    uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
+    __builtin_prefetch(pc_set_of(c, k0, k1, len));
+}
 
 /* bpe_encode_scan; st/en (room for n entries each) may be given by the caller, else they are
    allocated (and widened for pieces longer than a window). */
@@ -949,14 +1115,18 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
         const uint8_t *base = data + pos;
         /* room for PC_TOK ids per piece, so that a cache hit stores without a check */
         if (buf_grow(out, PC_TOK * k)) { rc = -1; goto done; }
+        if (cache)
+            for (size_t j = 0; j < k && j < PC_PREFETCH; j++) pc_prefetch(cache, base + st[j], en[j] - st[j], data + n);
         for (size_t i = 0; i < k; i++) {
             if (en[i] > cons) break; /* defensive: only final pieces */
             const uint8_t *p = base + st[i];
             size_t len = en[i] - st[i];
+            if (cache && i + PC_PREFETCH < k)
+                pc_prefetch(cache, base + st[i + PC_PREFETCH], en[i + PC_PREFETCH] - st[i + PC_PREFETCH], data + n);
             /* the common case inline: a short piece (16 bytes readable) found in the cache */
             if (cache && len <= PC_MAXLEN && p + 16 <= data + n) {
                 uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
-                const pc_ent *e = pc_set_of(cache->pieces, k0, k1, len);
+                const pc_ent *e = pc_set_of(cache, k0, k1, len);
                 if (((e->k0 ^ k0) | (e->k1 ^ k1) | (e->len ^ len)) == 0) {
                     memcpy(out->ids + out->len, e->tok, sizeof e->tok);
                     out->len += e->n;

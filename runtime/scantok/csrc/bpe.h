@@ -53,6 +53,12 @@ void bpe_free(void *p);
 /* BPE-encodes one piece (no pre-tokenization), appending to out. 0 ok, -1 OOM, -2 a byte
    with no token. */
 int bpe_encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out);
+/* The per-thread piece cache (see bpe.c): its size in bytes per thread and table, rounded
+   down to a power of two (at least 32 KiB). The default is 4 MiB, or SCANTOK_PIECE_CACHE_MB
+   if set when the first cache is made; caches made after a call use the new size. Returns
+   the size in effect. */
+size_t bpe_set_piece_cache_bytes(size_t bytes);
+size_t bpe_piece_cache_bytes(void);
 /* Window sizes of the long-piece encoder (defaults 64, 24; for tests). They double whenever a junction fails.. */
 void bpe_set_long_window(size_t chunk, size_t margin);
 size_t bpe_long_window_failures(void); /* how many junctions needed a back-off (statistics) */
