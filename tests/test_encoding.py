@@ -429,3 +429,32 @@ def test_empty_and_types():
     assert e.decode([]) == "" and e.decode_bytes([]) == b""
     with pytest.raises(TypeError):
         e.encode_ordinary(b"bytes")  # type: ignore[arg-type]
+
+
+def test_long_ascii_str_read_in_place():
+    """A long ASCII str is encoded and counted from CPython's own bytes (no UTF-8 copy):
+    every entry point gives tiktoken's ids at and around the threshold, for ASCII and
+    non-ASCII str and for a str subclass, and the scanner's count equals the bytes count."""
+    from scantok.scanner import _IN_PLACE_MIN
+
+    enc, ref = scantok.get_encoding("o200k_base"), tiktoken_encoding("o200k_base")
+    base = load_corpus("code")[:200_000].encode("ascii", "ignore").decode()
+    sc = scantok.scanner("o200k_base")
+
+    class S(str):
+        pass
+
+    for n in (_IN_PLACE_MIN - 1, _IN_PLACE_MIN, _IN_PLACE_MIN + 1, 150_000):
+        for text in (base[:n], base[: n - 1] + "é", S(base[:n])):
+            want = ref.encode_ordinary(text)
+            assert enc.encode_ordinary(text) == want
+            assert enc.encode(text) == want
+            assert enc.encode_to_numpy(text).tolist() == want
+            assert enc.encode_ordinary_to_numpy(text).tolist() == want
+            assert enc.count(text) == len(want)
+            assert enc.count_until(text, 100) == 101
+            assert sc.count(text) == sc.count(text.encode())
+    # disallowed specials are still found in a long ASCII str
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode(base[:50_000] + "<|endoftext|>")
+    assert enc.encode(base[:50_000] + "<|endoftext|>", allowed_special="all")[-1] == 199999

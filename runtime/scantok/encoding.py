@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, L
 
 from ._native import ffi, lib
 from ._pylist import ids_to_list as _ids_to_list
+from .scanner import _IN_PLACE_MIN, _Utf8InPlace
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,6 +91,13 @@ def _utf8(text: str) -> bytes:
         return _fix_surrogates(text).encode("utf-8")
     except AttributeError:
         raise TypeError(f"expected str, got {type(text).__name__}") from None
+
+
+def _utf8_view(text: str) -> "bytes | _Utf8InPlace":
+    """text's UTF-8 for one encoder call: in place for a long ASCII str, else a copy."""
+    if type(text) is str and len(text) >= _IN_PLACE_MIN and text.isascii():
+        return _Utf8InPlace(text)
+    return _utf8(text)
 
 
 @functools.lru_cache(maxsize=128)
@@ -262,7 +270,8 @@ class Encoding:
         buf = ffi.new("bpe_buf *")
         consumed = ffi.new("size_t *")
         rc = lib.bpe_encode_scan(
-            self._t, self._dfa, ffi.from_buffer(data), len(data), flags, buf, consumed, int(count_only), limit
+            self._t, self._dfa, data.ptr if type(data) is _Utf8InPlace else ffi.from_buffer(data), len(data),
+            flags, buf, consumed, int(count_only), limit
         )
         if rc:
             lib.bpe_buf_free(buf)
@@ -330,14 +339,14 @@ class Encoding:
             disallowed_special = self.special_tokens_set - allowed_special
         return allowed_special, disallowed_special
 
-    def _check_disallowed(self, text: str, disallowed_special, data: bytes | None = None) -> None:
+    def _check_disallowed(self, text: str, disallowed_special, data=None) -> None:
         """Raises if text contains a disallowed special token; data, if given, is text's
-        UTF-8 (from _utf8), searched first for the tokens' common prefix."""
+        UTF-8 (from _utf8_view): bytes are searched first for the tokens' common prefix."""
         if disallowed_special:
             if not isinstance(disallowed_special, frozenset):
                 disallowed_special = frozenset(disallowed_special)
             rx, prefix, prefix_bytes = _special_token_regex(disallowed_special)
-            if data is not None and prefix_bytes:
+            if type(data) is bytes and prefix_bytes:
                 if prefix_bytes not in data:
                     return
             elif prefix and prefix not in text:
@@ -370,7 +379,7 @@ class Encoding:
             start = m.end()
 
     def _encode_general(self, text: str, allowed_special, as_numpy: bool, data: bytes):
-        """encode(); data is text's UTF-8 (from _utf8)."""
+        """encode(); data is text's UTF-8 (from _utf8_view)."""
         if not self._has_allowed(text, allowed_special):
             # one ordinary segment: the text is encoded to UTF-8 once
             return self._ids_numpy(data) if as_numpy else self._ids_list(data)
@@ -400,7 +409,7 @@ class Encoding:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes a string into tokens, ignoring special tokens."""
-        return self._ids_list(_utf8(text))
+        return self._ids_list(_utf8_view(text))
 
     def encode(
         self,
@@ -411,7 +420,7 @@ class Encoding:
     ) -> list[int]:
         """Encodes a string into tokens, with tiktoken's special-token rules."""
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
-        data = _utf8(text)
+        data = _utf8_view(text)
         self._check_disallowed(text, disallowed_special, data)
         return self._encode_general(text, allowed_special, False, data)
 
@@ -424,12 +433,12 @@ class Encoding:
     ) -> "npt.NDArray[np.uint32]":
         """Encodes a string into tokens, returning a numpy uint32 array (no Python list)."""
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
-        data = _utf8(text)
+        data = _utf8_view(text)
         self._check_disallowed(text, disallowed_special, data)
         return self._encode_general(text, allowed_special, True, data)
 
     def encode_ordinary_to_numpy(self, text: str) -> "npt.NDArray[np.uint32]":
-        return self._ids_numpy(_utf8(text))
+        return self._ids_numpy(_utf8_view(text))
 
     def _batch(self, fn, items: Sequence, num_threads: int, *, many=None) -> list:
         """[fn(x) for x in items] on up to num_threads threads, each taking a contiguous
@@ -566,7 +575,7 @@ class Encoding:
             raise ValueError("limit must be >= 0")
         limit = min(limit, _SIZE_MAX - 1)
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
-        data = _utf8(text)
+        data = _utf8_view(text)
         self._check_disallowed(text, disallowed_special, data)
         if not self._has_allowed(text, allowed_special):
             return min(self._count_bytes(data, limit), limit + 1)

@@ -10,6 +10,7 @@ import os
 from typing import Union
 
 from ._native import ffi, lib
+from ._pylist import str_utf8 as _str_utf8
 
 __all__ = ["Scanner", "scanner", "scanners", "simd_impl", "simd_impls"]
 
@@ -46,6 +47,25 @@ def _utf8(text: str) -> tuple[bytes, int]:
         return text.encode("utf-8"), 0
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogatepass"), _SURROGATEPASS
+
+
+_IN_PLACE_MIN = 1 << 14  # below this a copy costs less than reading the str in place
+
+
+class _Utf8InPlace:
+    """The UTF-8 of a long ASCII str, read where CPython keeps it: an ASCII str stores its
+    characters as bytes, which are its UTF-8, so encoding and counting need no copy (the
+    copy cost as much as the scan, and as much memory as the text)."""
+
+    __slots__ = ("ptr", "n", "text")
+
+    def __init__(self, text: str):
+        addr, self.n = _str_utf8(text)
+        self.ptr = ffi.cast("const uint8_t *", addr)
+        self.text = text  # keeps the memory alive
+
+    def __len__(self) -> int:
+        return self.n
 
 
 class Scanner:
@@ -99,6 +119,9 @@ class Scanner:
         >>> scanner("cl100k_base").count("Hello, world!")
         4
         """
+        if type(text) is str and len(text) >= _IN_PLACE_MIN and text.isascii():
+            view = _Utf8InPlace(text)
+            return lib.scantok_scan(self._dfa, view.ptr, view.n, 0, ffi.NULL, ffi.NULL, ffi.NULL)
         data, flags = self._encode(text)
         return lib.scantok_scan(self._dfa, ffi.from_buffer(data), len(data), flags, ffi.NULL, ffi.NULL, ffi.NULL)
 

@@ -1,4 +1,5 @@
-/* scantok._pylist: token ids (a C uint32 array) to a Python list of ints.
+/* scantok._pylist: token ids (a C uint32 array) to a Python list of ints, and the UTF-8 of
+   an ASCII str read in place (str_utf8, below).
 
    Why a C-API module next to the cffi one: building the list is the largest cost of
    encode() returning a list. cffi (ffi.unpack) and memoryview.tolist() allocate a new int
@@ -63,14 +64,32 @@ fail:
     return NULL;
 }
 
+/* str_utf8(s) -> (address, n): the UTF-8 of str s as CPython holds it, without a copy when s
+   is ASCII (its characters are then stored as bytes, which are its UTF-8). The memory belongs
+   to s: valid while the caller keeps s alive. The caller calls it for ASCII str only (for
+   other str CPython would make the UTF-8 and keep it in s for s's lifetime). */
+static PyObject *str_utf8(PyObject *self, PyObject *s) {
+    Py_ssize_t n;
+    (void)self;
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "str_utf8: expected str");
+        return NULL;
+    }
+    const char *p = PyUnicode_AsUTF8AndSize(s, &n);
+    if (!p) return NULL;
+    return Py_BuildValue("Nn", PyLong_FromVoidPtr((void *)p), n);
+}
+
 static PyMethodDef methods[] = {
     {"ids_to_list", ids_to_list, METH_VARARGS,
      "ids_to_list(address, n) -> list[int]: n uint32 ids at a C address as a list."},
+    {"str_utf8", str_utf8, METH_O,
+     "str_utf8(s) -> (address, n): the UTF-8 of an ASCII str in place (no copy)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "scantok._pylist", "Token id arrays to Python lists.", -1, methods,
+    PyModuleDef_HEAD_INIT, "scantok._pylist", "Token id arrays to Python lists; str UTF-8 in place.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

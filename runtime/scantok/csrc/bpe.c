@@ -471,7 +471,8 @@ static argmin_fn argmin_for_impl(void) {
 #define PC_BITS_MAX 25     /* 1 GiB */
 #define PC_TOK 3
 #define PC_MAXLEN 16
-#define PC_RUN_MAX 255 /* runs of one byte up to this length are cached too */
+#define PC_RUN_MAX 254 /* runs of one byte up to this length are cached too */
+#define PC_IN_STORE 255 /* the len of an entry that says: this short piece is in the store */
 #define PC_SLOTS 4
 #define PAIR_BITS 14 /* 16K entries x 16 bytes = 256 KiB per thread and table */
 typedef struct pc_ent {
@@ -1041,9 +1042,12 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
         e[0] = hit;
         return 0;
     }
-    /* a short piece of more than PC_TOK tokens lives in the store */
+    /* A short piece of more than PC_TOK tokens lives in the store; a PC_IN_STORE entry with its
+       key says so (a hint: the store compares the bytes, and may have lost it to an epoch), so
+       that other misses do not probe the store. */
     uint64_t h = 0;
-    if (len <= PC_MAXLEN && c->store.slots) {
+    if (len <= PC_MAXLEN && ((e[0].len == PC_IN_STORE && e[0].k0 == k0 && e[0].k1 == k1) ||
+                             (e[1].len == PC_IN_STORE && e[1].k0 == k0 && e[1].k1 == k1))) {
         h = store_hash(p, len);
         int r = store_get(&c->store, p, len, h, out);
         if (r) return r < 0 ? -1 : 0;
@@ -1052,18 +1056,15 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
     int rc = encode_piece(t, c, p, len, out);
     if (rc) return rc;
     size_t n = out->len - before;
-    if (n > PC_TOK && len <= PC_MAXLEN) {
-        store_put(c, &c->store, p, len, h ? h : store_hash(p, len), out->ids + before, n);
-        return 0;
-    }
-    if (n <= PC_TOK) {
-        e[1] = e[0];
-        e[0].k0 = k0;
-        e[0].k1 = k1;
-        e[0].len = (uint8_t)len;
-        e[0].n = (uint8_t)n;
-        memcpy(e[0].tok, out->ids + before, n * sizeof *e[0].tok);
-    }
+    if (n > PC_TOK && len > PC_MAXLEN) return 0; /* a long run of many tokens: not cached */
+    if (n > PC_TOK) store_put(c, &c->store, p, len, h ? h : store_hash(p, len), out->ids + before, n);
+    if (e[0].len == PC_IN_STORE && e[0].k0 == k0 && e[0].k1 == k1) return 0; /* hint in place */
+    e[1] = e[0];
+    e[0].k0 = k0;
+    e[0].k1 = k1;
+    e[0].len = (uint8_t)(n > PC_TOK ? PC_IN_STORE : len);
+    e[0].n = (uint8_t)(n > PC_TOK ? 0 : n);
+    memcpy(e[0].tok, out->ids + before, (n > PC_TOK ? 0 : n) * sizeof *e[0].tok);
     return 0;
 }
 
@@ -1077,15 +1078,40 @@ static const uint64_t PC_MASK[PC_MAXLEN + 1][2] = {
     PC_MASKS(13), PC_MASKS(14), PC_MASKS(15), PC_MASKS(16),
 };
 
+static inline void prefetch(const void *addr) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* gcc 12 -O3 drops __builtin_prefetch here (measured): the instruction itself */
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)addr));
+#else
+    __builtin_prefetch(addr);
+#endif
+}
+
 /* The piece cache is larger than the CPU's caches: the fused loop asks for the set of the
    piece PC_PREFETCH ahead while it handles the current one. (A piece longer than 16 bytes
    prefetches some set for nothing; that is harmless.) */
-#define PC_PREFETCH 8
+#define PC_PREFETCH 32
 static inline void pc_prefetch(const bpe_cache *c, const uint8_t *p, size_t len, const uint8_t *end) {
     if (p + 16 > end) return;
     len = len <= PC_MAXLEN ? len : PC_MAXLEN;
     uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
-    __builtin_prefetch(pc_set_of(c, k0, k1, len));
+    prefetch(pc_set_of(c, k0, k1, len));
+}
+
+/* Second stage, PC_PREFETCH2 pieces ahead (its set has arrived by then): if the piece cache
+   does not have the piece, the vocabulary lines its whole-piece lookup will read (the filter
+   word, the hot and the main table slots), so that a first sight costs less waiting too. */
+#define PC_PREFETCH2 12
+static inline void vocab_prefetch(const bpe_table *t, const bpe_cache *c, const uint8_t *p,
+                                  size_t len, const uint8_t *end) {
+    if (len < 5 || len > PC_MAXLEN || p + 16 > end) return;
+    uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
+    const pc_ent *e = pc_set_of(c, k0, k1, len);
+    if ((e[0].k0 == k0 && e[0].k1 == k1) || (e[1].k0 == k0 && e[1].k1 == k1)) return;
+    uint64_t h = hash_key(head_of(p, len), p, len);
+    prefetch(&t->bloom[(h >> 6) & BLOOM_MASK]);
+    prefetch(&t->hot[h >> t->hot_shift]);
+    prefetch(&t->slots[h >> t->shift]);
 }
 
 /* bpe_encode_scan; st/en (room for n entries each) may be given by the caller, else they are
@@ -1123,6 +1149,8 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
             size_t len = en[i] - st[i];
             if (cache && i + PC_PREFETCH < k)
                 pc_prefetch(cache, base + st[i + PC_PREFETCH], en[i + PC_PREFETCH] - st[i + PC_PREFETCH], data + n);
+            if (cache && i + PC_PREFETCH2 < k)
+                vocab_prefetch(t, cache, base + st[i + PC_PREFETCH2], en[i + PC_PREFETCH2] - st[i + PC_PREFETCH2], data + n);
             /* the common case inline: a short piece (16 bytes readable) found in the cache */
             if (cache && len <= PC_MAXLEN && p + 16 <= data + n) {
                 uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
