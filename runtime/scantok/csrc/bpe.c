@@ -1087,27 +1087,33 @@ static inline void prefetch(const void *addr) {
 #endif
 }
 
-/* The piece cache is larger than the CPU's caches: the fused loop asks for the set of the
-   piece PC_PREFETCH ahead while it handles the current one. (A piece longer than 16 bytes
-   prefetches some set for nothing; that is harmless.) */
+/* The piece cache is larger than the CPU's caches, so the fused loop works on three pieces at
+   once: PC_PREFETCH pieces ahead it computes a piece's key and set (kept in a ring, so each is
+   computed once) and asks for the set's line; PC_PREFETCH2 ahead, the line having arrived, it
+   checks the set and, if the piece is not there, asks for the vocabulary lines its
+   whole-piece lookup will read (the filter word, the hot and the main table slots); at the
+   piece itself both are in cache, for a hit and for a first sight alike. */
 #define PC_PREFETCH 32
-static inline void pc_prefetch(const bpe_cache *c, const uint8_t *p, size_t len, const uint8_t *end) {
-    if (p + 16 > end) return;
-    len = len <= PC_MAXLEN ? len : PC_MAXLEN;
-    uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
-    prefetch(pc_set_of(c, k0, k1, len));
+#define PC_PREFETCH2 12
+#define PC_RING 64 /* a power of two > PC_PREFETCH */
+typedef struct pc_probe {
+    const pc_ent *set; /* NULL: not a short piece with 16 readable bytes */
+    uint64_t k0, k1;
+} pc_probe;
+
+static inline void pc_probe_of(const bpe_cache *c, const uint8_t *p, size_t len,
+                               const uint8_t *end, pc_probe *r) {
+    if (len > PC_MAXLEN || p + 16 > end) { r->set = NULL; return; }
+    r->k0 = ld64(p) & PC_MASK[len][0];
+    r->k1 = ld64(p + 8) & PC_MASK[len][1];
+    r->set = pc_set_of(c, r->k0, r->k1, len);
+    prefetch(r->set);
 }
 
-/* Second stage, PC_PREFETCH2 pieces ahead (its set has arrived by then): if the piece cache
-   does not have the piece, the vocabulary lines its whole-piece lookup will read (the filter
-   word, the hot and the main table slots), so that a first sight costs less waiting too. */
-#define PC_PREFETCH2 12
-static inline void vocab_prefetch(const bpe_table *t, const bpe_cache *c, const uint8_t *p,
-                                  size_t len, const uint8_t *end) {
-    if (len < 5 || len > PC_MAXLEN || p + 16 > end) return;
-    uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
-    const pc_ent *e = pc_set_of(c, k0, k1, len);
-    if ((e[0].k0 == k0 && e[0].k1 == k1) || (e[1].k0 == k0 && e[1].k1 == k1)) return;
+static inline void vocab_prefetch(const bpe_table *t, const pc_probe *r, const uint8_t *p, size_t len) {
+    const pc_ent *e = r->set;
+    if (!e || len < 5) return;
+    if ((e[0].k0 == r->k0 && e[0].k1 == r->k1) || (e[1].k0 == r->k0 && e[1].k1 == r->k1)) return;
     uint64_t h = hash_key(head_of(p, len), p, len);
     prefetch(&t->bloom[(h >> 6) & BLOOM_MASK]);
     prefetch(&t->hot[h >> t->hot_shift]);
@@ -1127,6 +1133,7 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
     uint32_t *st = own ? malloc(W * sizeof *st) : st_given;
     uint32_t *en = own ? malloc(W * sizeof *en) : en_given;
     bpe_cache *cache = cache_for(t);
+    pc_probe ring[PC_RING];
     int rc = -1;
     if (!st || !en) goto done;
     rc = 0;
@@ -1141,21 +1148,24 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
         const uint8_t *base = data + pos;
         /* room for PC_TOK ids per piece, so that a cache hit stores without a check */
         if (buf_grow(out, PC_TOK * k)) { rc = -1; goto done; }
+        const uint8_t *end = data + n;
         if (cache)
-            for (size_t j = 0; j < k && j < PC_PREFETCH; j++) pc_prefetch(cache, base + st[j], en[j] - st[j], data + n);
+            for (size_t j = 0; j < k && j < PC_PREFETCH; j++)
+                pc_probe_of(cache, base + st[j], en[j] - st[j], end, &ring[j % PC_RING]);
         for (size_t i = 0; i < k; i++) {
             if (en[i] > cons) break; /* defensive: only final pieces */
             const uint8_t *p = base + st[i];
             size_t len = en[i] - st[i];
-            if (cache && i + PC_PREFETCH < k)
-                pc_prefetch(cache, base + st[i + PC_PREFETCH], en[i + PC_PREFETCH] - st[i + PC_PREFETCH], data + n);
-            if (cache && i + PC_PREFETCH2 < k)
-                vocab_prefetch(t, cache, base + st[i + PC_PREFETCH2], en[i + PC_PREFETCH2] - st[i + PC_PREFETCH2], data + n);
-            /* the common case inline: a short piece (16 bytes readable) found in the cache */
-            if (cache && len <= PC_MAXLEN && p + 16 <= data + n) {
-                uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
-                const pc_ent *e = pc_set_of(cache, k0, k1, len);
-                if (((e->k0 ^ k0) | (e->k1 ^ k1) | (e->len ^ len)) == 0) {
+            if (cache) {
+                size_t j = i + PC_PREFETCH, j2 = i + PC_PREFETCH2;
+                if (j < k) pc_probe_of(cache, base + st[j], en[j] - st[j], end, &ring[j % PC_RING]);
+                if (j2 < k) vocab_prefetch(t, &ring[j2 % PC_RING], base + st[j2], en[j2] - st[j2]);
+            }
+            /* the common case inline: a short piece found in the cache */
+            const pc_probe *r = &ring[i % PC_RING];
+            if (cache && r->set) {
+                const pc_ent *e = r->set;
+                if (((e->k0 ^ r->k0) | (e->k1 ^ r->k1) | (e->len ^ len)) == 0) {
                     memcpy(out->ids + out->len, e->tok, sizeof e->tok);
                     out->len += e->n;
                     goto stored;
