@@ -1,0 +1,205 @@
+"""tiktoken 0.14.0's two algorithms that look at the *last* regex piece of a text:
+``_encode_bytes`` (bytes that may not be UTF-8) and ``encode_with_unstable`` (the tokens that
+cannot change when text is appended, and every completion of the rest).
+
+Both follow tiktoken's Rust code (``CoreBPE::encode``'s ``last_piece_token_len``,
+``_increase_last_piece_token_len``, ``_encode_unstable_native`` and ``py.rs``'s
+``_encode_bytes``) step for step, including its quick fixes, because the product is the same
+ids, not better ones. Where tiktoken calls ``byte_pair_encode`` (a merge *without* first
+looking the whole piece up) this module does the same merge in Python (``byte_pair_encode``
+below): a piece that is itself a token can merge into something else.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..encoding import Encoding
+
+__all__ = ["encode_bytes", "encode_with_unstable", "byte_pair_encode"]
+
+_SPACE_BYTES = frozenset(b" \n\t")
+# Rust's char::is_whitespace: the Unicode White_Space property (unchanged since Unicode 6.3)
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def byte_pair_encode(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """tiktoken's ``byte_pair_encode``: the leftmost lowest-ranked pair merges first, and the
+    piece itself is not looked up first. KeyError for a byte without a token (tiktoken
+    panics)."""
+    n = len(piece)
+    if n == 1:
+        return [ranks[piece]]
+    big = 1 << 32
+    bounds = list(range(n + 1))  # token i is piece[bounds[i]:bounds[i + 1]]
+    pair = [ranks.get(piece[i : i + 2], big) for i in range(n - 1)]
+    while pair:
+        best = min(pair)
+        if best == big:
+            break
+        i = pair.index(best)
+        del bounds[i + 1]
+        del pair[i]
+        if i < len(pair):
+            pair[i] = ranks.get(piece[bounds[i] : bounds[i + 2]], big)
+        if i > 0:
+            pair[i - 1] = ranks.get(piece[bounds[i - 1] : bounds[i + 1]], big)
+    return [ranks[piece[a:b]] for a, b in zip(bounds, bounds[1:])]
+
+
+def _ordinary_with_last_piece(enc: "Encoding", data: bytes) -> tuple[list[int], int]:
+    """encode_ordinary of UTF-8 ``data`` and how many of its tokens the last regex piece
+    gave (0 when there is no piece)."""
+    if not data:
+        return [], 0
+    tokens = enc._ids_list(data)
+    spans = enc._scanner.byte_spans(data)
+    if not spans:
+        return tokens, 0
+    start, end = spans[-1]
+    return tokens, len(enc._encode_single_piece(data[start:end]))
+
+
+def _mergeable_bytes(enc: "Encoding", token: int) -> bytes | None:
+    """The bytes of a mergeable token (tiktoken's ``decoder``), None for a special token."""
+    try:
+        b = enc.decode_single_token_bytes(token)
+    except KeyError:
+        return None
+    if token in enc._special_token_values and _lookup(enc, b) != token:
+        return None
+    return b
+
+
+def _lookup(enc: "Encoding", b: bytes) -> int:
+    from .._native import lib
+
+    return lib.bpe_lookup(enc._t, b, len(b)) if b else -1
+
+
+def _increase_last_piece_token_len(enc: "Encoding", tokens: list[int], n: int) -> int:
+    """tiktoken's fix for unstable regex splits: a last piece made of spaces, newlines and
+    tabs takes in the all-space tokens before it."""
+
+    def all_space(token: int) -> bool:
+        b = _mergeable_bytes(enc, token)
+        return b is not None and all(c in _SPACE_BYTES for c in b)
+
+    if n > 0 and all_space(tokens[len(tokens) - n]):
+        while n < len(tokens) and all_space(tokens[len(tokens) - n - 1]):
+            n += 1
+    return n
+
+
+def encode_bytes(enc: "Encoding", data: bytes) -> list[int]:
+    """tiktoken's ``Encoding._encode_bytes``: valid UTF-8 is encoded as text; otherwise the
+    valid prefix is encoded as text, and the tokens of its last piece (widened by
+    ``_increase_last_piece_token_len``) are re-encoded together with the rest of the bytes as
+    one byte string."""
+    data = bytes(data)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        valid = e.start  # Rust's Utf8Error::valid_up_to
+    else:
+        return enc._ids_list(data)
+    tokens, n = _ordinary_with_last_piece(enc, data[:valid])
+    n = _increase_last_piece_token_len(enc, tokens, n)
+    if tokens and n > 0:
+        tail = enc.decode_bytes(tokens[len(tokens) - n :]) + data[valid:]
+        del tokens[len(tokens) - n :]
+    else:
+        tail = data[valid:]
+    if tail:
+        tokens.extend(enc._encode_single_piece(tail))
+    return tokens
+
+
+def _sorted_token_bytes(enc: "Encoding") -> list[bytes]:
+    cached = enc.__dict__.get("_sorted_token_bytes")
+    if cached is None:
+        cached = enc.__dict__["_sorted_token_bytes"] = sorted(enc._mergeable_ranks)
+    return cached
+
+
+def _with_prefix(sorted_bytes: list[bytes], prefix: bytes):
+    i = bisect.bisect_left(sorted_bytes, prefix)
+    while i < len(sorted_bytes) and sorted_bytes[i].startswith(prefix):
+        yield sorted_bytes[i]
+        i += 1
+
+
+def encode_with_unstable(enc: "Encoding", text: str, allowed_special) -> tuple[list[int], list[list[int]]]:
+    """tiktoken's ``CoreBPE._encode_unstable_native`` (the special-token check is done by the
+    caller). Completions are returned sorted (tiktoken returns them in hash-set order, which
+    changes from run to run)."""
+    text.encode("utf-8")  # tiktoken (pyo3) refuses lone surrogates here: UnicodeEncodeError
+    tokens: list[int] = []
+    n = 0
+    for seg, special in enc._segments(text, allowed_special):
+        if seg:
+            ids, n = _ordinary_with_last_piece(enc, seg.encode("utf-8"))
+            tokens.extend(ids)
+        if special is not None:
+            tokens.append(special)
+            n = 0
+    if n == 0:
+        return tokens, []
+    n = _increase_last_piece_token_len(enc, tokens, n)
+    unstable = enc.decode_bytes(tokens[len(tokens) - n :])
+    del tokens[len(tokens) - n :]
+    if not unstable:
+        return tokens, []
+
+    ranks = enc._mergeable_ranks
+    sorted_bytes = _sorted_token_bytes(enc)
+    completions: set[tuple[int, ...]] = {(ranks[b],) for b in _with_prefix(sorted_bytes, unstable)}
+
+    # every other position of the token that straddles the end: retokenise prefix + token
+    texts: list[str] = []
+    others: list[bytes] = []
+    for i in range(1, len(unstable)):
+        prefix, suffix = unstable[:i], unstable[i:]
+        for tok in _with_prefix(sorted_bytes, suffix):
+            possibility = prefix + tok
+            try:
+                texts.append(possibility.decode("utf-8"))
+            except UnicodeDecodeError:
+                others.append(possibility)
+    encoded = enc._encode_ordinary_many(texts) if texts else []
+    encoded.extend(byte_pair_encode(p, ranks) for p in others)
+    decode = enc.decode_single_token_bytes
+    want = len(unstable)
+    for ids in encoded:
+        seq_len = 0
+        k = 0
+        for k, token in enumerate(ids, 1):
+            seq_len += len(decode(token))
+            if seq_len >= want:
+                break
+        completions.add(tuple(ids[:k]))
+
+    # a whitespace character at the end may split off from what precedes it
+    if len(unstable) > 1:
+        last = _last_char(unstable)
+        if last is not None and len(unstable) - len(last) > 0 and last.decode("utf-8") in _WHITE_SPACE:
+            head = unstable[: len(unstable) - len(last)]
+            completions.add(tuple(byte_pair_encode(head, ranks) + byte_pair_encode(last, ranks)))
+
+    return tokens, [list(c) for c in sorted(completions)]
+
+
+def _last_char(data: bytes) -> bytes | None:
+    """The UTF-8 bytes of the last character of data (None if data does not end with one)."""
+    for size in range(1, min(4, len(data)) + 1):
+        tail = data[len(data) - size :]
+        try:
+            tail.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return tail
+    return None
