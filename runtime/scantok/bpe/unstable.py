@@ -119,10 +119,13 @@ def encode_bytes(enc: "Encoding", data: bytes) -> list[int]:
     return tokens
 
 
-def _sorted_token_bytes(enc: "Encoding") -> list[bytes]:
-    cached = enc.__dict__.get("_sorted_token_bytes")
+def _vocab_views(enc: "Encoding") -> tuple[list[bytes], dict[int, int]]:
+    """(mergeable token bytes sorted, rank -> byte length), made once per encoding (tiktoken
+    builds its sorted_token_bytes when the encoding is made)."""
+    cached = enc.__dict__.get("_unstable_views")
     if cached is None:
-        cached = enc.__dict__["_sorted_token_bytes"] = sorted(enc._mergeable_ranks)
+        ranks = enc._mergeable_ranks
+        cached = enc.__dict__["_unstable_views"] = (sorted(ranks), {r: len(b) for b, r in ranks.items()})
     return cached
 
 
@@ -156,7 +159,7 @@ def encode_with_unstable(enc: "Encoding", text: str, allowed_special) -> tuple[l
         return tokens, []
 
     ranks = enc._mergeable_ranks
-    sorted_bytes = _sorted_token_bytes(enc)
+    sorted_bytes, token_len = _vocab_views(enc)
     completions: set[tuple[int, ...]] = {(ranks[b],) for b in _with_prefix(sorted_bytes, unstable)}
 
     # every other position of the token that straddles the end: retokenise prefix + token
@@ -172,16 +175,16 @@ def encode_with_unstable(enc: "Encoding", text: str, allowed_special) -> tuple[l
                 others.append(possibility)
     encoded = enc._encode_ordinary_many(texts) if texts else []
     encoded.extend(byte_pair_encode(p, ranks) for p in others)
-    decode = enc.decode_single_token_bytes
     want = len(unstable)
+    add = completions.add
     for ids in encoded:
-        seq_len = 0
-        k = 0
-        for k, token in enumerate(ids, 1):
-            seq_len += len(decode(token))
-            if seq_len >= want:
-                break
-        completions.add(tuple(ids[:k]))
+        # the tokens up to the first that reaches the end of unstable
+        seq_len = token_len[ids[0]]
+        k = 1
+        while seq_len < want and k < len(ids):
+            seq_len += token_len[ids[k]]
+            k += 1
+        add(tuple(ids[:k]))
 
     # a whitespace character at the end may split off from what precedes it
     if len(unstable) > 1:
