@@ -46,6 +46,17 @@ def test_encode_bytes_issue_example():
     assert e._encode_bytes(b" \xec\x8b\xa4\xed") == t._encode_bytes(b" \xec\x8b\xa4\xed") == [62085]
 
 
+def test_encode_bytes_takes_bytes_only():
+    e, t = pair("cl100k_base")
+    assert e._encode_bytes(type("B", (bytes,), {})(b"ab")) == t._encode_bytes(b"ab")
+    for bad in [bytearray(b"ab"), memoryview(b"ab"), "ab", None, 3]:
+        with pytest.raises(TypeError) as want:
+            t._encode_bytes(bad)
+        with pytest.raises(TypeError) as got:
+            e._encode_bytes(bad)
+        assert str(got.value) == str(want.value)
+
+
 @pytest.mark.parametrize("name", BPE_NAMES)
 @given(data=hard_bytes(max_fragments=30))
 @example(data=b"")
@@ -344,7 +355,7 @@ def test_model_module():
     assert str(got.value) == str(want.value)
 
 
-def test_core_and_registry_modules():
+def test_core_and_registry_modules(monkeypatch):
     import tiktoken.registry as tr
 
     from scantok import core, registry
@@ -359,6 +370,16 @@ def test_core_and_registry_modules():
         with pytest.raises(ValueError) as got:
             registry.get_encoding(bad)
         assert str(got.value) == str(want.value)
+    # the built-in constructors give what tiktoken_ext.openai_public's give
+    from tiktoken_ext import openai_public
+
+    registry.list_encoding_names()
+    from test_encoding_oracle import _tiktoken_cache
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", _tiktoken_cache())
+    for name in ["p50k_edit", "cl100k_base"]:
+        got = registry.ENCODING_CONSTRUCTORS[name]()
+        assert got == openai_public.ENCODING_CONSTRUCTORS[name]()
     with pytest.raises(ValueError) as want:
         tr.get_encoding(3)
     with pytest.raises(ValueError) as got:

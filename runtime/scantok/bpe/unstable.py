@@ -100,6 +100,9 @@ def encode_bytes(enc: "Encoding", data: bytes) -> list[int]:
     valid prefix is encoded as text, and the tokens of its last piece (widened by
     ``_increase_last_piece_token_len``) are re-encoded together with the rest of the bytes as
     one byte string."""
+    if not isinstance(data, bytes):  # tiktoken (pyo3) takes bytes only, with this message
+        what = "'None'" if data is None else f"'{type(data).__name__}' object"
+        raise TypeError(f"{what} is not an instance of 'bytes'")
     data = bytes(data)
     try:
         data.decode("utf-8")
