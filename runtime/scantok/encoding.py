@@ -545,7 +545,7 @@ class Encoding:
     ) -> tuple[list[int], list[list[int]]]:
         """The tokens of text that appending text cannot change, and every token sequence
         that can follow them and covers the rest of text (tiktoken's algorithm; the
-        completions come sorted).
+        completions come in a fixed order, tiktoken's in a random one).
 
         >>> import scantok
         >>> enc = scantok.get_encoding("cl100k_base")

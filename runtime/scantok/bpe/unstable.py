@@ -122,27 +122,78 @@ def encode_bytes(enc: "Encoding", data: bytes) -> list[int]:
     return tokens
 
 
-def _vocab_views(enc: "Encoding") -> tuple[list[bytes], dict[int, int]]:
-    """(mergeable token bytes sorted, rank -> byte length), made once per encoding (tiktoken
-    builds its sorted_token_bytes when the encoding is made)."""
-    cached = enc.__dict__.get("_unstable_views")
-    if cached is None:
-        ranks = enc._mergeable_ranks
-        cached = enc.__dict__["_unstable_views"] = (sorted(ranks), {r: len(b) for b, r in ranks.items()})
-    return cached
+class _Views:
+    """The mergeable tokens sorted by bytes (tiktoken's sorted_token_bytes), with each one's
+    rank and whether it is valid UTF-8, and rank -> byte length; made once per encoding."""
+
+    __slots__ = ("tokens", "ranks", "valid", "length")
+
+    def __init__(self, mergeable_ranks: dict[bytes, int]):
+        self.tokens = sorted(mergeable_ranks)
+        self.ranks = [mergeable_ranks[b] for b in self.tokens]
+        self.valid = bytearray(_is_utf8(b) for b in self.tokens)
+        self.length = {r: len(b) for b, r in mergeable_ranks.items()}
+
+    def starting_with(self, prefix: bytes) -> range:
+        """The indices of the tokens that start with prefix."""
+        tokens = self.tokens
+        lo = bisect.bisect_left(tokens, prefix)
+        hi = lo
+        while hi < len(tokens) and tokens[hi].startswith(prefix):
+            hi += 1
+        return range(lo, hi)
 
 
-def _with_prefix(sorted_bytes: list[bytes], prefix: bytes):
-    i = bisect.bisect_left(sorted_bytes, prefix)
-    while i < len(sorted_bytes) and sorted_bytes[i].startswith(prefix):
-        yield sorted_bytes[i]
-        i += 1
+def _is_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _views(enc: "Encoding") -> _Views:
+    views = enc.__dict__.get("_unstable_views")
+    if views is None:
+        views = enc.__dict__["_unstable_views"] = _Views(enc._mergeable_ranks)
+    return views
+
+
+def _encode_utf8_many(enc: "Encoding", datas: list[bytes]) -> tuple[list[int], list[int]]:
+    """encode_ordinary of each of datas (valid UTF-8) in one C call over one buffer: all the
+    ids, and where each data's ids end in them."""
+    from .._native import ffi, lib
+
+    from ..encoding import _check_rc, _unpack
+
+    n = len(datas)
+    blob = b"".join(datas)
+    keep = ffi.from_buffer("uint8_t[]", blob)
+    base = int(ffi.cast("uintptr_t", keep))
+    lens = [len(d) for d in datas]
+    starts = [0] * n
+    off = 0
+    for i, k in enumerate(lens):
+        starts[i] = base + off
+        off += k
+    addrs = ffi.new("uintptr_t[]", starts)  # owns the pointer array: alive until the call returns
+    c_lens = ffi.new("size_t[]", lens)
+    ends = ffi.new("size_t[]", n)
+    buf = ffi.new("bpe_buf *")
+    try:
+        rc = lib.bpe_encode_many(enc._t, enc._dfa, ffi.cast("const uint8_t *const *", addrs), c_lens, n, 0, buf,
+                                 ends, ffi.new("size_t *"))
+        _check_rc(rc)
+        return _unpack(buf), ffi.unpack(ends, n)
+    finally:
+        lib.bpe_buf_free(buf)
+        del keep, addrs, c_lens
 
 
 def encode_with_unstable(enc: "Encoding", text: str, allowed_special) -> tuple[list[int], list[list[int]]]:
     """tiktoken's ``CoreBPE._encode_unstable_native`` (the special-token check is done by the
-    caller). Completions are returned sorted (tiktoken returns them in hash-set order, which
-    changes from run to run)."""
+    caller). Completions come in a fixed order, the order found (tiktoken returns them in
+    hash-set order, which changes from run to run)."""
     text.encode("utf-8")  # tiktoken (pyo3) refuses lone surrogates here: UnicodeEncodeError
     tokens: list[int] = []
     n = 0
@@ -161,42 +212,57 @@ def encode_with_unstable(enc: "Encoding", text: str, allowed_special) -> tuple[l
     if not unstable:
         return tokens, []
 
-    ranks = enc._mergeable_ranks
-    sorted_bytes, token_len = _vocab_views(enc)
-    completions: set[tuple[int, ...]] = {(ranks[b],) for b in _with_prefix(sorted_bytes, unstable)}
+    views = _views(enc)
+    vtokens, vranks, vvalid, length = views.tokens, views.ranks, views.valid, views.length
+    # an insertion-ordered set: the same input gives the same order every time
+    completions: dict[tuple[int, ...], None] = dict.fromkeys((vranks[j],) for j in views.starting_with(unstable))
 
     # every other position of the token that straddles the end: retokenise prefix + token
-    texts: list[str] = []
-    others: list[bytes] = []
+    # (regex split and all when that is UTF-8, a plain merge otherwise)
+    utf8: list[bytes] = []
+    other: list[bytes] = []
     for i in range(1, len(unstable)):
         prefix, suffix = unstable[:i], unstable[i:]
-        for tok in _with_prefix(sorted_bytes, suffix):
-            possibility = prefix + tok
-            try:
-                texts.append(possibility.decode("utf-8"))
-            except UnicodeDecodeError:
-                others.append(possibility)
-    encoded = enc._encode_ordinary_many(texts) if texts else []
-    encoded.extend(byte_pair_encode(p, ranks) for p in others)
+        on_boundary = (unstable[i] & 0xC0) != 0x80  # prefix is whole characters (unstable is UTF-8)
+        for j in views.starting_with(suffix):
+            possibility = prefix + vtokens[j]
+            if vvalid[j] if on_boundary else _is_utf8(possibility):
+                utf8.append(possibility)
+            else:
+                other.append(possibility)
     want = len(unstable)
-    add = completions.add
-    for ids in encoded:
-        # the tokens up to the first that reaches the end of unstable
-        seq_len = token_len[ids[0]]
-        k = 1
-        while seq_len < want and k < len(ids):
-            seq_len += token_len[ids[k]]
-            k += 1
-        add(tuple(ids[:k]))
+    add = completions.setdefault
+    if utf8:
+        ids, ends = _encode_utf8_many(enc, utf8)
+        start = 0
+        for end in ends:
+            # the tokens up to the first that reaches the end of unstable
+            seq_len = length[ids[start]]
+            k = start + 1
+            while seq_len < want and k < end:
+                seq_len += length[ids[k]]
+                k += 1
+            add(tuple(ids[start:k]))
+            start = end
+    ranks = enc._mergeable_ranks
+    for possibility in other:
+        seq = []
+        seq_len = 0
+        for token in byte_pair_encode(possibility, ranks):
+            seq.append(token)
+            seq_len += length[token]
+            if seq_len >= want:
+                break
+        add(tuple(seq))
 
     # a whitespace character at the end may split off from what precedes it
     if len(unstable) > 1:
         last = _last_char(unstable)
         if last is not None and len(unstable) - len(last) > 0 and last.decode("utf-8") in _WHITE_SPACE:
             head = unstable[: len(unstable) - len(last)]
-            completions.add(tuple(byte_pair_encode(head, ranks) + byte_pair_encode(last, ranks)))
+            add(tuple(byte_pair_encode(head, ranks) + byte_pair_encode(last, ranks)))
 
-    return tokens, [list(c) for c in sorted(completions)]
+    return tokens, [list(c) for c in completions]
 
 
 def _last_char(data: bytes) -> bytes | None:
