@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ["scantok.scanner", "scantok.encoding", "scantok.registry", "scantok.model", "scantok.load", "scantok.core", "scantok.char", "scantok.wordlevel"]
+MODULES = ["scantok.scanner", "scantok.encoding", "scantok.registry", "scantok.char", "scantok.wordlevel"]
 
 
 def test_readme_examples():

@@ -359,6 +359,15 @@ def test_model_module():
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("module", ["scantok.model", "scantok.load", "scantok.core", "scantok.registry"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
 def test_core_and_registry_modules(monkeypatch):
     import tiktoken.registry as tr
 

@@ -531,8 +531,8 @@ class Encoding:
             lib.bpe_buf_free(buf)
 
     def _encode_bytes(self, data: bytes) -> list[int]:
-        """Encodes bytes that may not be UTF-8, as tiktoken does (see scantok.bpe.unstable)."""
-        from .bpe.unstable import encode_bytes
+        """Encodes bytes that may not be UTF-8, as tiktoken does (see scantok.tiktoken_compat.unstable)."""
+        from .tiktoken_compat.unstable import encode_bytes
 
         return encode_bytes(self, data)
 
@@ -555,7 +555,7 @@ class Encoding:
         >>> all(enc.decode_bytes(stable + c).startswith(b"hello fanta") for c in completions)
         True
         """
-        from .bpe.unstable import encode_with_unstable
+        from .tiktoken_compat.unstable import encode_with_unstable
 
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
         self._check_disallowed(text, disallowed_special)

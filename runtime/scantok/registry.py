@@ -1,5 +1,5 @@
 """``tiktoken.registry`` for scantok: the encodings tiktoken 0.14.0 ships
-(tiktoken_ext/openai_public.py) and those of plugin packages (``scantok.bpe.plugins``), loaded
+(tiktoken_ext/openai_public.py) and those of plugin packages (``scantok.tiktoken_compat.plugins``), loaded
 once per process by ``get_encoding``, with tiktoken's names, errors and messages.
 
 The model tables moved to ``scantok.model`` (as in tiktoken); their names still resolve here.
@@ -120,7 +120,7 @@ def _builtin_constructor(encoding_name: str) -> "Callable[[], dict[str, Any]]":
 
 
 def _available_plugin_modules() -> "Sequence[str]":
-    from .bpe.plugins import available_plugin_modules
+    from .tiktoken_compat.plugins import available_plugin_modules
 
     return available_plugin_modules()
 
@@ -130,7 +130,7 @@ def _find_constructors() -> None:
     with _lock:
         if ENCODING_CONSTRUCTORS is not None:
             return
-        from .bpe.plugins import find_constructors
+        from .tiktoken_compat.plugins import find_constructors
 
         # an error leaves ENCODING_CONSTRUCTORS None, so the next call raises it again
         ENCODING_CONSTRUCTORS = find_constructors({name: _builtin_constructor(name) for name in ENCODINGS})
