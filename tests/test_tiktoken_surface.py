@@ -402,7 +402,7 @@ def test_core_and_registry_modules(monkeypatch):
 
 # --------------------------------------------------------------------------- tiktoken_ext plugins
 
-_PLUGIN = '''
+_PLUGIN = r'''
 R50K = {r50k!r}
 RANKS = {{bytes([i]): i for i in range(256)}} | {{b"ab": 256, b"abc": 257, b" a": 258, b"ca": 259}}
 
@@ -413,11 +413,16 @@ def fake_enc():
 
 
 def fake_nopattern():
-    return {{"name": "fake_nopattern", "pat_str": r"\\w+|\\s+", "mergeable_ranks": dict(RANKS),
+    return {{"name": "fake_nopattern", "pat_str": r"\w+|\s+", "mergeable_ranks": dict(RANKS),
              "special_tokens": {{}}}}
 
 
-ENCODING_CONSTRUCTORS = {{"fake_enc": fake_enc, "fake_nopattern": fake_nopattern}}
+def fake_lookbehind():
+    return {{"name": "fake_lookbehind", "pat_str": r"(?<=a)b|\w+|\s+", "mergeable_ranks": dict(RANKS),
+             "special_tokens": {{}}}}
+
+
+ENCODING_CONSTRUCTORS = {{"fake_enc": fake_enc, "fake_nopattern": fake_nopattern, "fake_lookbehind": fake_lookbehind}}
 '''
 
 _PROBE = textwrap.dedent('''
@@ -435,9 +440,11 @@ _PROBE = textwrap.dedent('''
         r = out[lib.__name__] = {}
         r["names"] = run(lambda: lib.list_encoding_names())
         r["fake"] = run(lambda: lib.get_encoding("fake_enc").encode("abc abca <|fake|>", allowed_special="all"))
+        r["nopattern"] = run(lambda: lib.get_encoding("fake_nopattern").encode("ab abc  x"))
+        r["lookbehind"] = run(lambda: lib.get_encoding("fake_lookbehind").encode("ab abc  x"))
     r = out["scantok"]
     r["builtin"] = run(lambda: scantok.get_encoding("cl100k_base").encode("hello world"))
-    r["nopattern"] = run(lambda: scantok.get_encoding("fake_nopattern"))
+    r["has_compile"] = hasattr(scantok, "compile")
     r["pickle"] = run(lambda: __import__("pickle").loads(__import__("pickle").dumps(scantok.get_encoding("fake_enc"))).name)
     print(json.dumps(out))
 ''')
@@ -467,10 +474,17 @@ def test_plugin_encodings_found_like_tiktoken(tmp_path):
     out = _plugin_run(tmp_path, {"fakeplug": _PLUGIN})
     s, t = out["scantok"], out["tiktoken"]
     assert s["names"] == t["names"] and s["names"][0] == "ok"
-    assert {"fake_enc", "fake_nopattern", "o200k_harmony"} <= set(s["names"][1])
+    assert {"fake_enc", "fake_nopattern", "fake_lookbehind", "o200k_harmony"} <= set(s["names"][1])
     assert s["fake"] == t["fake"] and s["fake"][0] == "ok"
     assert s["builtin"] == ["ok", [15339, 1917]]
-    assert s["nopattern"][0] == "ValueError" and "no compiled scanner for this pat_str" in s["nopattern"][1]
+    # a pat_str without a shipped scanner: compiled at run time where scantok can, else the
+    # clear error; one outside the compilable subset is an error either way (never wrong ids)
+    assert t["nopattern"][0] == "ok" and t["lookbehind"][0] == "ok"
+    if s["has_compile"]:
+        assert s["nopattern"] == t["nopattern"]
+    else:
+        assert s["nopattern"][0] == "ValueError" and "no compiled scanner for this pat_str" in s["nopattern"][1]
+    assert s["lookbehind"][0] != "ok"
     assert s["pickle"] == ["ok", "fake_enc"]
 
 
