@@ -23,6 +23,20 @@ def _env() -> dict[str, str]:
     return env
 
 
+def test_vendored_suite_is_tiktokens():
+    """The vendored files are byte for byte those of the tiktoken-0.14.0 sdist (SHA256SUMS)."""
+    import hashlib
+
+    listed = {}
+    for line in (SUITE / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split()
+        listed[name] = digest
+    on_disk = {p.relative_to(SUITE).as_posix() for p in (SUITE / "tests").glob("*.py")} | {"LICENSE"}
+    assert set(listed) == on_disk
+    for name, digest in listed.items():
+        assert hashlib.sha256((SUITE / name).read_bytes()).hexdigest() == digest, name
+
+
 def test_shim_shadows_tiktoken_only_in_the_subprocess():
     import tiktoken
 
