@@ -1097,7 +1097,7 @@ static inline void prefetch(const void *addr) {
 #define PC_PREFETCH2 12
 #define PC_RING 64 /* a power of two > PC_PREFETCH */
 typedef struct pc_probe {
-    const pc_ent *set; /* NULL: not a short piece with 16 readable bytes */
+    pc_ent *set; /* NULL: not a short piece with 16 readable bytes */
     uint64_t k0, k1;
 } pc_probe;
 
@@ -1164,10 +1164,19 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
             /* the common case inline: a short piece found in the cache */
             const pc_probe *r = &ring[i % PC_RING];
             if (cache && r->set) {
-                const pc_ent *e = r->set;
+                pc_ent *e = (pc_ent *)r->set;
                 if (((e->k0 ^ r->k0) | (e->k1 ^ r->k1) | (e->len ^ len)) == 0) {
                     memcpy(out->ids + out->len, e->tok, sizeof e->tok);
                     out->len += e->n;
+                    goto stored;
+                }
+                if (((e[1].k0 ^ r->k0) | (e[1].k1 ^ r->k1) | (e[1].len ^ len)) == 0) {
+                    /* the other way of the set (same line): a hit too, made the first */
+                    pc_ent hit = e[1];
+                    e[1] = e[0];
+                    e[0] = hit;
+                    memcpy(out->ids + out->len, hit.tok, sizeof hit.tok);
+                    out->len += hit.n;
                     goto stored;
                 }
             }
