@@ -31,8 +31,7 @@ __all__ = ["encode_files", "encode_partition", "EncodeReport"]
 
 DEFAULT_SHARD_BYTES = 1 << 28  # 256 MiB of tokens per shard file at most
 DEFAULT_PARTITION_BYTES = 1 << 25  # 32 MiB of input per partition
-BATCH_CHARS = 1 << 20  # characters of text per bpe_encode_many call
-BATCH_DOCS = 1 << 14
+BATCH_BYTES = 1 << 22  # UTF-8 per bpe_encode_many call
 MAX_EXAMPLES = 20  # skipped documents named per partition
 
 
@@ -88,15 +87,18 @@ def _job_encoding(job: dict) -> Encoding:
     return enc
 
 
-def _encode_texts(enc: Encoding, texts: list) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, lengths) of each text, as encode_ordinary gives them, in one C call."""
-    datas = [_utf8(t) for t in texts]  # lone surrogates -> U+FFFD, as tiktoken
-    n = len(datas)
-    views = [ffi.from_buffer("uint8_t[]", d) for d in datas]  # alive until the call returns
-    ends = ffi.new("size_t[]", n)
+def _encode_batch(enc: Encoding, data, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, lengths) of the documents data[ends[i-1]:ends[i]] (UTF-8), each as
+    encode_ordinary gives them, in one C call."""
+    n = len(ends)
+    cdata = ffi.from_buffer(data)  # alive until the call returns
+    starts = np.concatenate(([0], ends[:-1])).astype(np.uint64)
+    ptrs = starts + np.uint64(int(ffi.cast("uintptr_t", cdata)))
+    lens = (ends.astype(np.uint64) - starts).astype(f"u{ffi.sizeof('size_t')}")
+    out_ends = ffi.new("size_t[]", n)
     buf = ffi.new("bpe_buf *")
-    rc = lib.bpe_encode_many(enc._t, enc._dfa, ffi.new("const uint8_t *[]", views),
-                             ffi.new("size_t[]", [len(d) for d in datas]), n, 0, buf, ends, ffi.NULL)
+    rc = lib.bpe_encode_many(enc._t, enc._dfa, ffi.cast("const uint8_t *const *", ffi.from_buffer(ptrs)),
+                             ffi.cast("size_t *", ffi.from_buffer(lens)), n, 0, buf, out_ends, ffi.NULL)
     if rc:
         lib.bpe_buf_free(buf)
         _check_rc(rc)
@@ -107,8 +109,8 @@ def _encode_texts(enc: Encoding, texts: list) -> tuple[np.ndarray, np.ndarray]:
     else:
         lib.bpe_buf_free(buf)
         ids = np.empty(0, dtype=np.uint32)
-    ends_np = np.frombuffer(ffi.buffer(ends, ffi.sizeof("size_t") * n), dtype=f"u{ffi.sizeof('size_t')}").astype(np.int64)
-    return ids, np.diff(ends_np, prepend=0)
+    ends_np = np.frombuffer(ffi.buffer(out_ends, ffi.sizeof("size_t") * n), dtype=f"u{ffi.sizeof('size_t')}")
+    return ids, np.diff(ends_np.astype(np.int64), prepend=0)
 
 
 # --------------------------------------------------------------------------- one partition
@@ -135,25 +137,19 @@ def encode_partition(out_dir: str, part: dict, job: dict) -> dict:
     skipped = [0]
     examples: list = []
     seg_meta: list = []
-    texts: list = []
-    segs: list[int] = []
-    lines: list[int] = []
-    chars = [0]
+    pending = _Pending()
 
     def flush():
-        if not texts:
+        if not pending.count:
             return
-        ids, lengths = _encode_texts(enc, texts)
+        data, ends, segs, lines = pending.take()
+        ids, lengths = _encode_batch(enc, data, ends)
         if eot is not None:
             ids = np.insert(ids, np.cumsum(lengths), np.uint32(eot))
             lengths = lengths + 1
-        w.write_batch(ids, lengths, np.asarray(segs, dtype=np.int64), np.asarray(lines, dtype=np.int64))
+        w.write_batch(ids, lengths, segs, lines)
         if _tick is not None:
-            _tick((part["index"], len(texts), int(lengths.sum()), chars[0]))
-        texts.clear()
-        segs.clear()
-        lines.clear()
-        chars[0] = 0
+            _tick((part["index"], len(lengths), int(lengths.sum()), len(data)))
 
     try:
         for k, seg in enumerate(part["segments"]):
@@ -170,9 +166,14 @@ def encode_partition(out_dir: str, part: dict, job: dict) -> dict:
 
             counter = [0]
             if kind == "jsonl":
-                docs = readers.jsonl_documents(f["path"], f["compression"], seg["start"], seg["end"],
-                                               job["field"], bad, counter)
-            elif kind == "parquet":
+                for batch in readers.jsonl_batches(f["path"], f["compression"], seg["start"], seg["end"],
+                                                   job["field"], bad, counter):
+                    pending.add_batch(batch, k)
+                    if pending.nbytes >= BATCH_BYTES:
+                        flush()
+                seg_meta.append({"lines": counter[0]})
+                continue
+            if kind == "parquet":
                 docs = readers.parquet_documents(f["path"], seg["row_group"], seg["first_row"], job["field"], bad)
             else:
                 docs = readers.text_document(f["path"], f["compression"], f["size"], bad)
@@ -185,19 +186,62 @@ def encode_partition(out_dir: str, part: dict, job: dict) -> dict:
                         chunks = _then(chunks, np.array([eot], dtype=np.uint32))
                     w.write_stream(chunks, f["size"] + (eot is not None), k, line)
                     continue
-                texts.append(text)
-                segs.append(k)
-                lines.append(line)
-                chars[0] += len(text)
-                if chars[0] >= BATCH_CHARS or len(texts) >= BATCH_DOCS:
+                pending.add_text(_utf8(text), k, line)
+                if pending.nbytes >= BATCH_BYTES:
                     flush()
-            seg_meta.append({"lines": counter[0]})
+            seg_meta.append({"lines": 0})
         flush()
         return w.commit({"segments": seg_meta, "skipped": skipped[0], "skipped_examples": examples,
                          "nbytes": sum(s["nbytes"] for s in part["segments"])})
     except BaseException:
         w.abort()
         raise
+
+
+class _Pending:
+    """Documents waiting for the next encoder call: whole batches (JSON Lines blocks) and
+    single texts, kept in order."""
+
+    def __init__(self):
+        self.parts: list = []  # (data, ends, segment, lines)
+        self.texts: list[bytes] = []
+        self.text_segs: list[int] = []
+        self.text_lines: list[int] = []
+        self.nbytes = 0
+        self.count = 0
+
+    def _close_texts(self) -> None:
+        if self.texts:
+            ends = np.cumsum([len(t) for t in self.texts], dtype=np.int64)
+            self.parts.append((b"".join(self.texts), ends, np.asarray(self.text_segs, dtype=np.int64),
+                               np.asarray(self.text_lines, dtype=np.int64)))
+            self.texts, self.text_segs, self.text_lines = [], [], []
+
+    def add_text(self, data: bytes, seg: int, line: int) -> None:
+        self.texts.append(data)
+        self.text_segs.append(seg)
+        self.text_lines.append(line)
+        self.nbytes += len(data)
+        self.count += 1
+
+    def add_batch(self, batch, seg: int) -> None:
+        if not len(batch.ends):
+            return
+        self._close_texts()
+        self.parts.append((batch.data, batch.ends, np.full(len(batch.ends), seg, dtype=np.int64), batch.lines))
+        self.nbytes += len(batch.data)
+        self.count += len(batch.ends)
+
+    def take(self):
+        """(data, ends, segments, lines) of everything pending, emptied."""
+        self._close_texts()
+        parts, self.parts = self.parts, []
+        self.nbytes = self.count = 0
+        if len(parts) == 1:
+            return parts[0]
+        offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]], dtype=np.int64)
+        return (b"".join(p[0] for p in parts), np.concatenate([p[1] + o for p, o in zip(parts, offsets)]),
+                np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))
 
 
 def _then(chunks, last):

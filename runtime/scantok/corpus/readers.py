@@ -20,11 +20,15 @@ import json
 import os
 from typing import BinaryIO, Callable, Iterator
 
+import numpy as np
+
+from .._native import ffi, lib
+from ..encoding import _utf8
 from .errors import CorpusError, CorpusInputError
 
 __all__ = ["detect_format", "open_binary", "next_line_start", "count_lines_before",
-           "jsonl_documents", "text_document", "parquet_row_groups", "parquet_documents",
-           "LargeText", "BLOCK"]
+           "jsonl_batches", "extract_jsonl", "parse_jsonl_line", "DocBatch", "text_document",
+           "parquet_row_groups", "parquet_documents", "LargeText", "BLOCK"]
 
 BLOCK = 1 << 22  # read size: 4 MiB
 LARGE_TEXT = 1 << 26  # text files above 64 MiB are encoded as a stream, in bounded memory
@@ -113,9 +117,10 @@ def count_lines_before(path: str, pos: int, compression: str | None = None) -> i
     return n
 
 
-def _lines(f: BinaryIO, remaining: int | None) -> Iterator[bytes]:
-    """The lines (without their ``\\n``) of the next ``remaining`` bytes of f (all if None).
-    A line longer than a block is assembled from pieces, never re-copied per block."""
+def _blocks(f: BinaryIO, remaining: int | None) -> Iterator[bytes]:
+    """The next ``remaining`` bytes of f (all if None) in blocks of whole lines; only the
+    last block may end without a newline. A line longer than a block is assembled from
+    pieces, never re-copied per block."""
     pending: list[bytes] = []
     while remaining is None or remaining > 0:
         block = f.read(BLOCK if remaining is None else min(BLOCK, remaining))
@@ -123,18 +128,13 @@ def _lines(f: BinaryIO, remaining: int | None) -> Iterator[bytes]:
             break
         if remaining is not None:
             remaining -= len(block)
-        i = block.find(b"\n")
+        i = block.rfind(b"\n")
         if i < 0:
             pending.append(block)
             continue
-        if pending:
-            pending.append(block[:i])
-            yield b"".join(pending)
-        else:
-            yield block[:i]
-        rest = block[i + 1:].split(b"\n")
-        pending = [rest.pop()]
-        yield from rest
+        pending.append(block[:i + 1])
+        yield b"".join(pending) if len(pending) > 1 else pending[0]
+        pending = [block[i + 1:]]
     if pending and any(pending):
         yield b"".join(pending)
 
@@ -148,45 +148,112 @@ def _json_type(value) -> str:
     return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
-def jsonl_documents(path: str, compression: str | None, start: int, end: int | None, field: str,
-                    bad: BadDocument, counter: list[int]) -> Iterator[tuple[int, str]]:
-    """(line, text) of each document in bytes [start, end) of a JSON Lines file; ``line`` is
-    1-based within the segment. ``counter[0]`` ends as the number of lines read."""
+def parse_jsonl_line(raw: bytes, field: str) -> tuple[str | None, str | None]:
+    """(text, None), (None, reason) for a bad line, or (None, None) for a blank line:
+    Python's json on one line, the reference the C extractor is tested against."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, f"invalid UTF-8 (byte {e.start} of the line)"
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        if not text or text.isspace():
+            return None, None  # a blank line is not a document
+        return None, f"invalid JSON: {e.msg} (column {e.colno})"
+    except RecursionError:
+        return None, "invalid JSON: nested too deeply"
+    if type(obj) is not dict:
+        return None, f"expected a JSON object, got {_json_type(obj)}"
+    if field not in obj:
+        return None, f"no field {field!r}"
+    value = obj[field]
+    if type(value) is not str:
+        return None, f"field {field!r} is {_json_type(value)}, expected a string"
+    return value, None
+
+
+class DocBatch:
+    """Documents back to back as UTF-8 in ``data``; document i is data[ends[i-1]:ends[i]],
+    from segment ``segments[i]`` at ``lines[i]``."""
+
+    __slots__ = ("data", "ends", "lines")
+
+    def __init__(self, data, ends: np.ndarray, lines: np.ndarray):
+        self.data = data
+        self.ends = ends
+        self.lines = lines
+
+
+def extract_jsonl(block: bytes, field: str, field_utf8: bytes | None, first_line: int,
+                  bad: BadDocument) -> DocBatch:
+    """The documents of a block of whole JSON Lines (lines numbered from first_line + 1):
+    the C extractor, and Python's json for every line it leaves undecided."""
+    n = len(block)
+    cap = block.count(b"\n") + 1
+    out = bytearray(n)
+    ends = np.empty(cap, dtype=np.uintp)
+    status = np.empty(cap, dtype=np.uint8)
+    if field_utf8 is not None:
+        k = lib.scantok_jsonl_extract(ffi.from_buffer(block), n, field_utf8, len(field_utf8), ffi.from_buffer(out),
+                                      ffi.cast("size_t *", ends.ctypes.data), ffi.cast("uint8_t *", status.ctypes.data))
+    else:  # a field that is not valid UTF-8: every line through Python
+        k = cap - int(block.endswith(b"\n"))
+        status[:k] = 2
+        ends[:k] = 0
+    ends, status = ends[:k].astype(np.int64), status[:k]
+    lines = np.arange(first_line + 1, first_line + 1 + k, dtype=np.int64)
+    if (status == 0).all():
+        return DocBatch(memoryview(out)[:int(ends[-1]) if k else 0], ends, lines)
+    # some lines are blank or left to Python: rebuild the batch from the pieces
+    raw_lines = block.split(b"\n")
+    pieces: list = []
+    doc_ends: list[int] = []
+    doc_lines: list[int] = []
+    total = 0
+    prev = 0
+    view = memoryview(out)
+    for i in range(k):
+        st = status[i]
+        end = int(ends[i])
+        if st == 0:
+            piece = view[prev:end]
+        elif st == 1:
+            prev = end
+            continue
+        else:
+            text, reason = parse_jsonl_line(raw_lines[i], field)
+            if text is None:
+                if reason is not None:
+                    bad(int(lines[i]), reason)
+                prev = end
+                continue
+            piece = _utf8(text)
+        pieces.append(piece)
+        total += len(piece)
+        doc_ends.append(total)
+        doc_lines.append(int(lines[i]))
+        prev = end
+    return DocBatch(b"".join(pieces), np.array(doc_ends, dtype=np.int64), np.array(doc_lines, dtype=np.int64))
+
+
+def jsonl_batches(path: str, compression: str | None, start: int, end: int | None, field: str,
+                  bad: BadDocument, counter: list[int]) -> Iterator[DocBatch]:
+    """The documents of bytes [start, end) of a JSON Lines file, a block at a time; lines
+    are numbered from 1 at ``start``. ``counter[0]`` ends as the number of lines read."""
+    try:
+        field_utf8: bytes | None = field.encode("utf-8")
+    except UnicodeEncodeError:
+        field_utf8 = None
     f = open_binary(path, compression)
     try:
         if start:
             f.seek(start)
         line = 0
-        loads = json.loads
-        for raw in _lines(f, None if end is None else end - start):
-            line += 1
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                bad(line, f"invalid UTF-8 (byte {e.start} of the line)")
-                continue
-            try:
-                obj = loads(text)
-            except json.JSONDecodeError as e:
-                if text.isspace() or not text:
-                    continue  # a blank line is not a document
-                bad(line, f"invalid JSON: {e.msg} (column {e.colno})")
-                continue
-            except RecursionError:
-                bad(line, "invalid JSON: nested too deeply")
-                continue
-            if type(obj) is not dict:
-                bad(line, f"expected a JSON object, got {_json_type(obj)}")
-                continue
-            try:
-                value = obj[field]
-            except KeyError:
-                bad(line, f"no field {field!r}")
-                continue
-            if type(value) is not str:
-                bad(line, f"field {field!r} is {_json_type(value)}, expected a string")
-                continue
-            yield line, value
+        for block in _blocks(f, None if end is None else end - start):
+            batch = extract_jsonl(block, field, field_utf8, line, bad)
+            line += block.count(b"\n") + (not block.endswith(b"\n"))
+            yield batch
         counter[0] = line
     except (OSError, EOFError, ValueError) as e:
         if isinstance(e, CorpusError):
