@@ -64,12 +64,20 @@ def _resolve_encoding(encoding) -> tuple[Encoding, Any, str]:
         enc = encoding
     else:
         raise TypeError(f"encoding must be an encoding name or a scantok.Encoding, got {type(encoding).__name__}")
-    h = hashlib.sha256()
-    h.update(enc._pat_str.encode("utf-8", "surrogatepass"))
-    h.update(enc._rank_table.raw)
-    h.update(json.dumps(sorted(enc._special_tokens.items())).encode())
-    spec = enc.name if registry._is_registered(enc) else enc
-    return enc, spec, h.hexdigest()[:32]
+    if registry._is_registered(enc):
+        # a registered encoding's rank file is SHA-256 pinned: its name says everything
+        return enc, enc.name, f"registered:{enc.name}"
+    cached = _fingerprints.get(id(enc))
+    if cached is None or cached[0] is not enc:
+        h = hashlib.sha256()
+        h.update(enc._pat_str.encode("utf-8", "surrogatepass"))
+        h.update(enc._rank_table.raw)
+        h.update(json.dumps(sorted(enc._special_tokens.items())).encode())
+        cached = _fingerprints[id(enc)] = (enc, h.hexdigest()[:32])
+    return enc, enc, cached[1]
+
+
+_fingerprints: dict[int, tuple[Encoding, str]] = {}  # id -> (the encoding, kept alive; its hash)
 
 
 _worker_encodings: dict[str, Encoding] = {}

@@ -177,12 +177,13 @@ class DocBatch:
     """Documents back to back as UTF-8 in ``data``; document i is data[ends[i-1]:ends[i]],
     from segment ``segments[i]`` at ``lines[i]``."""
 
-    __slots__ = ("data", "ends", "lines")
+    __slots__ = ("data", "ends", "lines", "nlines")
 
-    def __init__(self, data, ends: np.ndarray, lines: np.ndarray):
+    def __init__(self, data, ends: np.ndarray, lines: np.ndarray, nlines: int):
         self.data = data
         self.ends = ends
         self.lines = lines
+        self.nlines = nlines  # lines read, documents or not
 
 
 def extract_jsonl(block: bytes, field: str, field_utf8: bytes | None, first_line: int,
@@ -191,7 +192,7 @@ def extract_jsonl(block: bytes, field: str, field_utf8: bytes | None, first_line
     the C extractor, and Python's json for every line it leaves undecided."""
     n = len(block)
     cap = block.count(b"\n") + 1
-    out = bytearray(n)
+    out = np.empty(n, dtype=np.uint8)  # not zero-filled: every byte read back was written
     ends = np.empty(cap, dtype=np.uintp)
     status = np.empty(cap, dtype=np.uint8)
     if field_utf8 is not None:
@@ -204,7 +205,7 @@ def extract_jsonl(block: bytes, field: str, field_utf8: bytes | None, first_line
     ends, status = ends[:k].astype(np.int64), status[:k]
     lines = np.arange(first_line + 1, first_line + 1 + k, dtype=np.int64)
     if (status == 0).all():
-        return DocBatch(memoryview(out)[:int(ends[-1]) if k else 0], ends, lines)
+        return DocBatch(out[:int(ends[-1]) if k else 0], ends, lines, k)
     # some lines are blank or left to Python: rebuild the batch from the pieces
     raw_lines = block.split(b"\n")
     pieces: list = []
@@ -234,7 +235,7 @@ def extract_jsonl(block: bytes, field: str, field_utf8: bytes | None, first_line
         doc_ends.append(total)
         doc_lines.append(int(lines[i]))
         prev = end
-    return DocBatch(b"".join(pieces), np.array(doc_ends, dtype=np.int64), np.array(doc_lines, dtype=np.int64))
+    return DocBatch(b"".join(pieces), np.array(doc_ends, dtype=np.int64), np.array(doc_lines, dtype=np.int64), k)
 
 
 def jsonl_batches(path: str, compression: str | None, start: int, end: int | None, field: str,
@@ -252,7 +253,7 @@ def jsonl_batches(path: str, compression: str | None, start: int, end: int | Non
         line = 0
         for block in _blocks(f, None if end is None else end - start):
             batch = extract_jsonl(block, field, field_utf8, line, bad)
-            line += block.count(b"\n") + (not block.endswith(b"\n"))
+            line += batch.nlines
             yield batch
         counter[0] = line
     except (OSError, EOFError, ValueError) as e:

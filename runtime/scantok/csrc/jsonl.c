@@ -71,6 +71,16 @@ static inline size_t utf8_len(const uint8_t *p, const uint8_t *e) {
     return 0;
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether any byte of x is '"', '\\', a control character or not ASCII (exact: the
+   classic has-zero-byte and has-less-than tests). */
+static inline int has_special(uint64_t x) {
+    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) & HIGHS ? 1 : 0;
+}
+
 /* A string at c->p (its opening quote), unescaped to o; returns the end of what it wrote, or
    NULL if invalid. *lone is set when a lone surrogate was replaced. Writes at most as many
    bytes as it reads. */
@@ -78,6 +88,12 @@ static uint8_t *parse_string(cur_t *c, uint8_t *o, int *lone) {
     const uint8_t *p = c->p + 1, *e = c->e;
     for (;;) {
         const uint8_t *run = p;
+        while (e - p >= 8) { /* 8 plain bytes at a time */
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (has_special(x)) break;
+            p += 8;
+        }
         while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
         if (p > run) {
             memcpy(o, run, (size_t)(p - run));
