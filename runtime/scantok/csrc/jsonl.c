@@ -74,11 +74,12 @@ static inline size_t utf8_len(const uint8_t *p, const uint8_t *e) {
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* Whether any byte of x is '"', '\\', a control character or not ASCII (exact: the
-   classic has-zero-byte and has-less-than tests). */
-static inline int has_special(uint64_t x) {
+/* The high bit of each byte of x that is '"', '\\', a control character or not ASCII (the
+   classic has-zero-byte and has-less-than tests: a borrow may also flag a byte after a
+   flagged one, never before, so the lowest flag is exact and "none" is exact). */
+static inline uint64_t special_mask(uint64_t x) {
     uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) & HIGHS ? 1 : 0;
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) & HIGHS;
 }
 
 /* A string at c->p (its opening quote), unescaped to o; returns the end of what it wrote, or
@@ -91,7 +92,13 @@ static uint8_t *parse_string(cur_t *c, uint8_t *o, int *lone) {
         while (e - p >= 8) { /* 8 plain bytes at a time */
             uint64_t x;
             memcpy(&x, p, 8);
-            if (has_special(x)) break;
+            uint64_t m = special_mask(x);
+            if (m) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                p += __builtin_ctzll(m) >> 3; /* the first special byte */
+#endif
+                break;
+            }
             p += 8;
         }
         while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
