@@ -285,3 +285,35 @@ def test_cli_shard_and_info(tmp_path, docs, jsonl_inputs, capsys):
     bad.write_text('{"text": "a"}\n{"text": 1}\n')
     with pytest.raises(SystemExit, match=r"bad\.jsonl, line 2"):
         main(["shard", "-o", str(tmp_path / "o2"), str(bad), "--progress", "never"])
+
+
+def _read_megatron(prefix: Path):
+    """Megatron-LM's MMIDIDX index read by its documented layout (no Megatron import)."""
+    import struct
+
+    raw = prefix.with_suffix(".idx").read_bytes()
+    assert raw[:9] == b"MMIDIDX\x00\x00"
+    version, code, nseq, ndoc = struct.unpack_from("<QBQQ", raw, 9)
+    assert version == 1
+    pos = 9 + struct.calcsize("<QBQQ")
+    lengths = np.frombuffer(raw, "<i4", nseq, pos)
+    pointers = np.frombuffer(raw, "<i8", nseq, pos + 4 * nseq)
+    doc_idx = np.frombuffer(raw, "<i8", ndoc, pos + 12 * nseq)
+    assert pos + 12 * nseq + 8 * ndoc == len(raw)
+    dtype = {8: np.uint16, 4: np.int32}[code]
+    data = np.fromfile(prefix.with_suffix(".bin"), dtype=dtype)
+    return [data[p // data.itemsize: p // data.itemsize + n].tolist() for p, n in zip(pointers, lengths)], doc_idx
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "o200k_base"])
+def test_megatron_idx(tmp_path, docs, name):
+    p = write_jsonl(tmp_path / "a.jsonl", docs["code"][:300])
+    sc.encode_files([p], tmp_path / "out", encoding=name, num_workers=1, append_eot=True, megatron=True,
+                    shard_bytes=20_000, partition_bytes=50_000)
+    corpus = sc.open(tmp_path / "out")
+    got = []
+    for s in corpus.info["shards"]:
+        seqs, doc_idx = _read_megatron(tmp_path / "out" / s["path"][:-4])
+        assert doc_idx.tolist() == list(range(len(seqs) + 1))
+        got += seqs
+    assert got == [ids.tolist() for ids in corpus]

@@ -297,7 +297,8 @@ def cmd_shard(args) -> int:
             args.files, args.output, encoding=enc, field=args.field, scheduler=args.scheduler,
             num_workers=args.workers, append_eot=args.append_eot, dtype=args.dtype,
             shard_bytes=int(args.shard_mb * 2**20), partition_bytes=int(args.partition_mb * 2**20),
-            errors=args.errors, progress=True if show else None, overwrite=args.overwrite)
+            errors=args.errors, progress=True if show else None, megatron=args.megatron,
+            overwrite=args.overwrite)
     except corpus.CorpusError as e:
         raise SystemExit(f"scantok shard: {e}") from None
     resumed = f", {report.partitions_resumed} of {report.partitions} partitions resumed" if report.partitions_resumed else ""
@@ -363,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--errors", choices=["strict", "skip"], default="strict", help="bad documents: stop (strict) or skip and count them")
     sh.add_argument("--shard-mb", type=float, default=256, help="largest shard file, MiB (default 256)")
     sh.add_argument("--partition-mb", type=float, default=32, help="input per partition, MiB (default 32)")
+    sh.add_argument("--megatron", action="store_true", help="also write a Megatron-LM .idx beside each shard")
     sh.add_argument("--overwrite", action="store_true", help="replace a shard directory made from other inputs or parameters")
     sh.add_argument("--progress", choices=["auto", "always", "never"], default="auto", help="progress bar on stderr (auto: when a terminal)")
     sh.set_defaults(func=cmd_shard)

@@ -200,7 +200,7 @@ def encode_partition(out_dir: str, part: dict, job: dict) -> dict:
             seg_meta.append({"lines": 0})
         flush()
         return w.commit({"segments": seg_meta, "skipped": skipped[0], "skipped_examples": examples,
-                         "nbytes": sum(s["nbytes"] for s in part["segments"])})
+                         "nbytes": sum(s["nbytes"] for s in part["segments"])}, megatron=job["megatron"])
     except BaseException:
         w.abort()
         raise
@@ -319,6 +319,7 @@ def encode_files(
     partition_bytes: int = DEFAULT_PARTITION_BYTES,
     errors: str = "strict",
     progress=None,
+    megatron: bool = False,
     overwrite: bool = False,
 ) -> EncodeReport:
     """Encodes documents from files into token shards in ``out_dir`` (see the README's
@@ -331,7 +332,8 @@ def encode_files(
     every id fits, else uint32. ``scheduler``: None for a process pool of ``num_workers``
     (default: every core), or a ``dask.distributed.Client`` (or its address); the output is
     the same. ``errors``: "strict" raises CorpusInputError at the first bad document,
-    "skip" leaves bad documents out and counts them.
+    "skip" leaves bad documents out and counts them. ``megatron=True`` also writes a
+    Megatron-LM ``.idx`` beside each shard, so every shard is an indexed dataset.
 
     >>> import json, os, tempfile, scantok.corpus
     >>> d = tempfile.mkdtemp()
@@ -360,7 +362,7 @@ def encode_files(
             "inputs": [asdict(f) for f in files],
             "params": {"encoding": enc.name, "encoding_fingerprint": fingerprint, "n_vocab": enc.n_vocab,
                        "field": field, "dtype": dtype, "append_eot": eot, "shard_bytes": shard_bytes,
-                       "partition_bytes": partition_bytes, "errors": errors},
+                       "partition_bytes": partition_bytes, "errors": errors, "megatron": bool(megatron)},
         }))
         manifest_path = os.path.join(out_dir, "manifest.json")
         writer.clean_tmp(out_dir)
@@ -383,7 +385,7 @@ def encode_files(
             plan = [p.to_json() for p in plan_partitions(files, partition_bytes, field)]
             writer.write_json_atomic(manifest_path, {"key": key, "plan": plan})
         job = {"files": key["inputs"], "field": field, "errors": errors, "dtype": dtype, "append_eot": eot,
-               "shard_bytes": shard_bytes, "encoding": spec, "fingerprint": fingerprint}
+               "shard_bytes": shard_bytes, "encoding": spec, "fingerprint": fingerprint, "megatron": bool(megatron)}
         done = {p["index"] for p in plan if os.path.exists(os.path.join(writer.part_dir(out_dir, p["index"]), "part.json"))}
         pending = [p for p in plan if p["index"] not in done]
         tracker = _Tracker(plan, done, progress, t0)
@@ -400,7 +402,7 @@ def encode_files(
             metas = [writer.read_json(os.path.join(writer.part_dir(out_dir, p["index"]), "part.json")) for p in plan]
             summary = {"encoding": enc.name, "encoding_fingerprint": fingerprint, "n_vocab": enc.n_vocab,
                        "dtype": dtype, "append_eot": eot, "field": field, "errors": errors,
-                       "inputs": key["inputs"]}
+                       "megatron": bool(megatron), "inputs": key["inputs"]}
             corpus = writer.finalize(out_dir, summary, key["inputs"], plan, metas)
         else:
             corpus = writer.read_json(corpus_path)

@@ -8,6 +8,7 @@ Layout of ``out_dir`` (all integers little-endian)::
     parts/00000/         one directory per partition, renamed into place when complete
         000.bin          token ids, raw dtype (uint16 or uint32), documents back to back;
         001.bin          ... a new shard when the next document would pass shard_bytes
+        000.idx          with megatron=True: Megatron-LM's index of 000.bin
         docs.bin         int64 rows (shard in partition, offset, length, segment, line)
         part.json        counts of the partition (documents, tokens, lines, skipped)
     index.bin            int64 rows (shard, offset, length, file, line), one per document
@@ -29,7 +30,7 @@ from typing import Iterable
 import numpy as np
 
 __all__ = ["PartitionWriter", "write_json_atomic", "read_json", "part_dir", "finalize",
-           "INDEX_COLUMNS", "clean_tmp", "FORMAT", "VERSION"]
+           "INDEX_COLUMNS", "clean_tmp", "FORMAT", "VERSION", "write_megatron_idx"]
 
 FORMAT = "scantok-corpus"
 VERSION = 1
@@ -145,9 +146,14 @@ class PartitionWriter:
         self.documents += 1
         self.tokens += length
 
-    def commit(self, meta: dict) -> dict:
+    def commit(self, meta: dict, *, megatron: bool = False) -> dict:
         self._shard.close()
         self._docs.close()
+        if megatron:
+            rows = np.fromfile(os.path.join(self.tmp, "docs.bin"), dtype=_ROW).reshape(-1, 5)
+            for k in range(len(self.shard_tokens)):
+                mine = rows[rows[:, 0] == k]
+                write_megatron_idx(os.path.join(self.tmp, f"{k:03d}.idx"), self.dtype, mine[:, 2], mine[:, 1])
         meta = dict(meta, documents=self.documents, tokens=self.tokens,
                     shards=[{"tokens": t, "documents": d} for t, d in zip(self.shard_tokens, self.shard_docs)])
         write_json_atomic(os.path.join(self.tmp, "part.json"), meta)
@@ -165,6 +171,26 @@ class PartitionWriter:
             if f is not None:
                 f.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+MEGATRON_MAGIC = b"MMIDIDX\x00\x00"
+# Megatron-LM's DType codes; it has no uint32: ids below 2**31 are the same bytes as int32
+MEGATRON_DTYPE_CODES = {"uint16": 8, "uint32": 4}
+
+
+def write_megatron_idx(path: str, dtype: np.dtype, lengths: np.ndarray, offsets: np.ndarray) -> None:
+    """A Megatron-LM indexed-dataset index (``.idx``) for a shard (``.bin``): one sequence
+    per document. Layout: magic, version <Q 1, dtype code <B, sequence count <Q, document
+    count <Q (documents + 1), lengths <i4[], byte pointers <i8[], document indices <i8[]."""
+    import struct
+
+    n = len(lengths)
+    with open(path, "wb") as f:
+        f.write(MEGATRON_MAGIC)
+        f.write(struct.pack("<QBQQ", 1, MEGATRON_DTYPE_CODES[dtype.name], n, n + 1))
+        f.write(np.asarray(lengths, dtype="<i4").tobytes())
+        f.write((np.asarray(offsets, dtype="<i8") * dtype.itemsize).tobytes())
+        f.write(np.arange(n + 1, dtype="<i8").tobytes())
 
 
 def finalize(out_dir: str, summary: dict, files: list[dict], plan: list[dict], metas: list[dict],
