@@ -45,7 +45,7 @@ class Corpus:
     >>> len(corpus), corpus.total_tokens, corpus[0].tolist(), corpus.source(1).line
     (2, 3, [24912, 2375], 2)
     >>> [ids.tolist() for ids in corpus]
-    [[24912, 2375], [65413]]
+    [[24912, 2375], [43571]]
     """
 
     def __init__(self, out_dir):
