@@ -317,3 +317,24 @@ def test_megatron_idx(tmp_path, docs, name):
         assert doc_idx.tolist() == list(range(len(seqs) + 1))
         got += seqs
     assert got == [ids.tolist() for ids in corpus]
+
+
+def test_small_blocks_and_batches(tmp_path, docs, monkeypatch):
+    """Lines cut across read blocks, several blocks per encoder call, blank and Python-only
+    lines (NaN) in between: the same documents."""
+    from scantok.corpus import pipeline, readers
+
+    monkeypatch.setattr(readers, "BLOCK", 999)
+    monkeypatch.setattr(pipeline, "BATCH_BYTES", 5000)
+    d = docs["multi"][:120]
+    lines = []
+    for k, t in enumerate(d):
+        lines.append(json.dumps({"text": t, "n": float("nan") if k % 7 == 0 else k}, ensure_ascii=k % 2 == 0))
+        if k % 5 == 0:
+            lines.append("  ")
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(lines), encoding="utf-8")  # no final newline
+    sc.encode_files([p], tmp_path / "out", encoding="o200k_base", num_workers=1, partition_bytes=7000)
+    check_corpus(tmp_path / "out", O200K, d)
+    corpus = sc.open(tmp_path / "out")
+    assert [corpus.source(i).line for i in range(len(d))] == [i + 1 for i, l in enumerate(lines) if l.strip()]
