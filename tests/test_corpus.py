@@ -338,3 +338,15 @@ def test_small_blocks_and_batches(tmp_path, docs, monkeypatch):
     check_corpus(tmp_path / "out", O200K, d)
     corpus = sc.open(tmp_path / "out")
     assert [corpus.source(i).line for i in range(len(d))] == [i + 1 for i, l in enumerate(lines) if l.strip()]
+
+
+def test_one_run_per_directory(tmp_path, jsonl_inputs):
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(sc.CorpusStateError, match="another run"):
+            sc.encode_files(jsonl_inputs, out, encoding="o200k_base", num_workers=1)
+    sc.encode_files(jsonl_inputs[:1], out, encoding="o200k_base", num_workers=1)
