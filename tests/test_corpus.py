@@ -350,3 +350,13 @@ def test_one_run_per_directory(tmp_path, jsonl_inputs):
         with pytest.raises(sc.CorpusStateError, match="another run"):
             sc.encode_files(jsonl_inputs, out, encoding="o200k_base", num_workers=1)
     sc.encode_files(jsonl_inputs[:1], out, encoding="o200k_base", num_workers=1)
+
+
+@pytest.mark.parametrize("module", ["scantok.corpus", "scantok.corpus.pipeline", "scantok.corpus.reader",
+                                    "scantok.corpus.readers", "scantok.corpus.errors"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

@@ -7,8 +7,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["scantok.scanner", "scantok.encoding", "scantok.registry", "scantok.char", "scantok.wordlevel"]
-MODULES += ["scantok.corpus", "scantok.corpus.pipeline", "scantok.corpus.reader", "scantok.corpus.readers",
-            "scantok.corpus.errors"]  # the corpus pipeline (issue 11)
 
 
 def test_readme_examples():

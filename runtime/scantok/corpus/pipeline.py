@@ -126,9 +126,14 @@ def _encode_batch(enc: Encoding, data, ends: np.ndarray) -> tuple[np.ndarray, np
 _tick: Callable | None = None  # set in pool workers (a queue) and for in-process runs
 
 
-def _init_worker(queue) -> None:
+def _init_worker(queue, lock_fd: int | None = None) -> None:
     global _tick
     _tick = queue.put
+    if lock_fd is not None:
+        # a forked worker must not hold the directory's lock: once the run is killed, a
+        # restarted one may begin at once (workers that outlive it only ever finish a
+        # partition atomically, with the bytes the restarted run would write)
+        os.close(lock_fd)
 
 
 def encode_partition(out_dir: str, part: dict, job: dict) -> dict:
@@ -392,7 +397,7 @@ def encode_files(
         try:
             if pending:
                 if scheduler is None:
-                    _run_local(out_dir, pending, job, num_workers, tracker)
+                    _run_local(out_dir, pending, job, num_workers, tracker, lock)
                 else:
                     _run_dask(scheduler, out_dir, pending, job, tracker)
         finally:
@@ -489,7 +494,8 @@ class _Tracker:
             self.bar.close()
 
 
-def _run_local(out_dir: str, pending: list[dict], job: dict, num_workers: int | None, tracker: _Tracker) -> None:
+def _run_local(out_dir: str, pending: list[dict], job: dict, num_workers: int | None, tracker: _Tracker,
+               lock_fd: int | None = None) -> None:
     global _tick
     n = num_workers or os.cpu_count() or 1
     n = max(1, min(n, len(pending)))
@@ -510,7 +516,9 @@ def _run_local(out_dir: str, pending: list[dict], job: dict, num_workers: int | 
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     queue = ctx.Queue()
     drain = threading.Thread(target=_drain, args=(queue, tracker), daemon=True)
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker, initargs=(queue,))
+    forked = ctx.get_start_method() == "fork"
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
+                               initargs=(queue, lock_fd if forked else None))
     try:
         # with fork every worker starts at the first submit, before this process starts the
         # thread that reads their progress (no fork of a process running extra threads)
