@@ -379,8 +379,7 @@ void bt_counter_dump(const bt_counter *c, uint8_t *keys, uint32_t *lens, uint64_
 typedef struct {
     uint64_t key; /* (left << 32 | right) + 1; 0: empty */
     int32_t count;
-    uint32_t gen;  /* step whose list widx is */
-    uint32_t widx;
+    uint32_t widx; /* this step's list of the pair, if lists[widx] is the pair's */
 } pc_slot;
 
 typedef struct {
@@ -425,7 +424,6 @@ struct bt_trainer {
     /* this step's lists */
     step_list *lists;
     size_t nlists, listcap;
-    uint32_t gen;
     /* queue */
     hp_node *heap;
     size_t nheap, heapcap;
@@ -471,15 +469,14 @@ static pc_slot *pc_upsert(bt_trainer *t, uint32_t a, uint32_t b) {
         if (!s->key) break;
         j = (j + 1) & t->pcmask;
     }
-    if ((t->pccount + 1) * 2 > t->pcmask + 1) {
+    if ((t->pccount + 1) * 4 > (t->pcmask + 1) * 3) {
         if (pc_grow(t)) return NULL;
         return pc_upsert(t, a, b);
     }
     pc_slot *s = &t->pc[j];
     s->key = key;
     s->count = 0;
-    s->gen = 0;
-    s->widx = 0;
+    s->widx = UINT32_MAX;
     t->pccount++;
     return s;
 }
@@ -502,7 +499,7 @@ static int pc_change(bt_trainer *t, uint32_t a, uint32_t b, uint32_t delta, int 
     if (!s) return -1;
     s->count = (int32_t)((uint32_t)s->count + delta);
     if (!add_word) return 0;
-    if (s->gen != t->gen) {
+    if (s->widx >= t->nlists || t->lists[s->widx].key != s->key) {
         if (t->nlists == t->listcap) {
             size_t ncap = t->listcap ? t->listcap * 2 : 1024;
             step_list *nl = realloc(t->lists, ncap * sizeof(step_list));
@@ -510,7 +507,6 @@ static int pc_change(bt_trainer *t, uint32_t a, uint32_t b, uint32_t delta, int 
             t->lists = nl;
             t->listcap = ncap;
         }
-        s->gen = t->gen;
         s->widx = (uint32_t)t->nlists;
         step_list *l = &t->lists[t->nlists++];
         l->key = s->key;
@@ -713,12 +709,11 @@ bt_trainer *bt_trainer_new(const bt_counter *c, uint32_t nspecial, const uint8_t
     t->words = malloc((nw ? nw : 1) * sizeof(word));
     if (!t->sym || !t->words) goto oom;
     size_t pcap = 1 << 12; /* distinct pairs are far fewer than symbols: grow as needed */
-    while (pcap < nsym / 8) pcap *= 2;
+    while (pcap < nsym / 6) pcap *= 2;
     t->pc = calloc(pcap, sizeof(pc_slot));
     if (!t->pc) goto oom;
     t->pcmask = pcap - 1;
     /* 4. count pairs; every pair's words form its first queue entry */
-    t->gen = 1;
     size_t off = 0, w = 0;
     for (size_t i = 0; i <= c->m.mask; i++) {
         const bm_slot *s = &c->m.slots[i];
@@ -856,7 +851,6 @@ int bt_trainer_run(bt_trainer *t, uint64_t max_merges) {
             set_drop(t, top.set);
             return -1;
         }
-        t->gen++;
         int rc = merge_words(t, &t->sets[top.set], a, b, rep);
         set_drop(t, top.set);
         if (rc || flush_lists(t)) return -1;
@@ -871,13 +865,42 @@ void bt_trainer_merges(const bt_trainer *t, uint32_t *out) {
     if (t->nmerges) memcpy(out, t->merges, t->nmerges * 3 * sizeof(uint32_t));
 }
 
+size_t bt_trainer_saved_merges(const bt_trainer *t, uint32_t *out) {
+    size_t n = t->nmerges, cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    uint64_t *seen = calloc(cap, sizeof(uint64_t)); /* pair + 1; 0: empty */
+    if (!seen) return SIZE_MAX;
+    size_t k = n; /* filled from the back: the last merge of each pair is kept */
+    for (size_t r = n; r-- > 0;) {
+        uint64_t key = (((uint64_t)t->merges[3 * r] << 32) | t->merges[3 * r + 1]) + 1;
+        size_t j = pc_index(key, cap - 1);
+        while (seen[j] && seen[j] != key) j = (j + 1) & (cap - 1);
+        if (seen[j]) continue;
+        seen[j] = key;
+        k--;
+        out[2 * k] = t->merges[3 * r];
+        out[2 * k + 1] = t->merges[3 * r + 1];
+    }
+    free(seen);
+    memmove(out, out + 2 * k, (n - k) * 2 * sizeof(uint32_t));
+    return n - k;
+}
+
 size_t bt_trainer_n_tokens(const bt_trainer *t) { return t->ntok; }
 
-const uint8_t *bt_trainer_token(const bt_trainer *t, uint32_t id, uint32_t *len) {
-    if (id >= t->ntok || t->tok_len[id] == UINT32_MAX) {
-        *len = 0;
-        return NULL;
+size_t bt_trainer_token_bytes(const bt_trainer *t) {
+    size_t total = 0;
+    for (size_t i = 0; i < t->ntok; i++)
+        if (t->tok_len[i] != UINT32_MAX) total += t->tok_len[i];
+    return total;
+}
+
+void bt_trainer_tokens(const bt_trainer *t, uint8_t *blob, uint32_t *lens) {
+    size_t off = 0;
+    for (size_t i = 0; i < t->ntok; i++) {
+        lens[i] = t->tok_len[i];
+        if (t->tok_len[i] == UINT32_MAX) continue;
+        memcpy(blob + off, t->tokmap.arena + t->tok_off[i], t->tok_len[i]);
+        off += t->tok_len[i];
     }
-    *len = t->tok_len[id];
-    return t->tokmap.arena + t->tok_off[id];
 }
