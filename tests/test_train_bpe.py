@@ -323,3 +323,55 @@ def test_counter_merge_and_dump_roundtrip():
         expect[k] = expect.get(k, 0) + v
     a.merge(b)
     assert a.items() == expect
+
+
+# ------------------------------------------------------------------------------ CLI, memory
+
+
+def test_cli_train(slices, tmp_path, capsys):
+    import json
+
+    from scantok import cli
+
+    out = tmp_path / "t.tiktoken"
+    assert cli.main(["train", *map(str, slices[:1]), "--vocab-size", "600", "--special-token", "<s>",
+                     "-o", str(out), "--threads", "2", "--progress", "always"]) == 0
+    expect = scantok.train_bpe(slices[:1], vocab_size=600, special_tokens=["<s>"])
+    from tiktoken.load import load_tiktoken_bpe
+
+    assert load_tiktoken_bpe(str(out)) == expect.mergeable_ranks
+    err = capsys.readouterr().err
+    assert "merging" in err and "<s>=0" in err
+    js = tmp_path / "t.json"
+    assert cli.main(["train", str(slices[0]), "--vocab-size", "600", "--special-token", "<s>",
+                     "-o", str(js), "--progress", "never"]) == 0
+    assert json.loads(js.read_text(encoding="utf-8")) == expect.to_hf_json()
+    with pytest.raises(SystemExit, match="duplicate"):
+        cli.main(["train", str(slices[0]), "--vocab-size", "600", "--special-token", "<s>",
+                  "--special-token", "<s>", "-o", str(js)])
+    with pytest.raises(SystemExit, match=r"\.tiktoken"):
+        cli.main(["train", str(slices[0]), "--vocab-size", "600", "-o", str(tmp_path / "x.txt")])
+
+
+@pytest.mark.slow
+def test_flat_memory_on_a_200mb_file(tmp_path):
+    """Counting streams the file: peak RSS grows with the distinct pieces, not the file size."""
+    import subprocess
+    import sys
+
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(1, 7))) for _ in range(20_000)]
+    line = lambda: " ".join(rng.choice(words) for _ in range(12)) + "\n"  # noqa: E731
+    block = "".join(line() for _ in range(20_000)).encode()
+    path = tmp_path / "big.txt"
+    with open(path, "wb") as f:
+        for _ in range(200_000_000 // len(block) + 1):
+            f.write(block)
+    code = ("import resource, scantok; scantok.train_bpe([%r], vocab_size=2000, num_threads=2); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)")
+    small = tmp_path / "small.txt"
+    small.write_bytes(block * 3)
+    rss_big = int(subprocess.run([sys.executable, "-c", code % str(path)], capture_output=True, text=True, check=True).stdout)
+    rss_small = int(subprocess.run([sys.executable, "-c", code % str(small)], capture_output=True, text=True, check=True).stdout)
+    assert path.stat().st_size > 200_000_000
+    assert rss_big < rss_small + 30, (rss_big, rss_small)

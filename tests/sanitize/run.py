@@ -35,6 +35,8 @@ TESTS = [
     "tests/test_simd_paths.py", "tests/test_linear_time.py",
     # the BPE core (caches, merges, long pieces) and the list builder
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
+    # BPE training: counting, the merge loop, exports, bad input
+    "tests/test_train_bpe.py",
 ]
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
 REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|"
