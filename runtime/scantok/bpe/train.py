@@ -211,7 +211,8 @@ def train_bpe(files_or_iterator: Any, *, vocab_size: int, pattern: str = "gpt2",
 
     ``files_or_iterator``: a path or a list of paths (UTF-8 text, read line by line in
     chunks, as ``Tokenizer.train(files)``), or an iterable of ``str`` (each one sequence, as
-    ``train_from_iterator``). ``pattern``: a compiled scanner's name or pattern string; ``"gpt2"``
+    ``train_from_iterator``). A list of ``str`` is taken as paths when its items name existing
+    files (then every item must); pass ``os.PathLike`` items or a generator to be explicit. ``pattern``: a compiled scanner's name or pattern string; ``"gpt2"``
     is HF's ``ByteLevel(use_regex=True)``, any other P is HF's ``Split(Regex(P), "isolated")``
     followed by ``ByteLevel(use_regex=False)``. ``vocab_size``: special tokens + 256 bytes +
     merges. ``num_threads``: counting threads (default: all cores). ``scheduler``: a
