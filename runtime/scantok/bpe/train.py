@@ -183,7 +183,8 @@ def _as_files(source: Any) -> list[str] | None:
         return None
     if source and all(isinstance(f, os.PathLike) for f in source):
         paths = [os.fspath(f) for f in source]
-    elif source and all(isinstance(f, str) for f in source) and any(os.path.isfile(f) for f in source):
+    elif (source and all(isinstance(f, str) for f in source) and len(source[0]) < 4096
+          and "\n" not in source[0] and os.path.isfile(source[0])):
         paths = list(source)
     else:
         return None
@@ -211,8 +212,8 @@ def train_bpe(files_or_iterator: Any, *, vocab_size: int, pattern: str = "gpt2",
 
     ``files_or_iterator``: a path or a list of paths (UTF-8 text, read line by line in
     chunks, as ``Tokenizer.train(files)``), or an iterable of ``str`` (each one sequence, as
-    ``train_from_iterator``). A list of ``str`` is taken as paths when its items name existing
-    files (then every item must); pass ``os.PathLike`` items or a generator to be explicit. ``pattern``: a compiled scanner's name or pattern string; ``"gpt2"``
+    ``train_from_iterator``). A list of ``str`` is taken as paths when its first item names an
+    existing file (then every item must); pass ``os.PathLike`` items or a generator to be explicit. ``pattern``: a compiled scanner's name or pattern string; ``"gpt2"``
     is HF's ``ByteLevel(use_regex=True)``, any other P is HF's ``Split(Regex(P), "isolated")``
     followed by ``ByteLevel(use_regex=False)``. ``vocab_size``: special tokens + 256 bytes +
     merges. ``num_threads``: counting threads (default: all cores). ``scheduler``: a
