@@ -492,6 +492,11 @@ static pc_slot *pc_find(const bt_trainer *t, uint32_t a, uint32_t b) {
     }
 }
 
+static inline void pc_prefetch(const bt_trainer *t, uint32_t a, uint32_t b) {
+    uint64_t key = (((uint64_t)a << 32) | b) + 1;
+    __builtin_prefetch(&t->pc[pc_index(key, t->pcmask)]);
+}
+
 /* pair_counts[(a, b)] += delta (i32, wrapping); if add_word, word w joins the pair's list. */
 static int pc_change(bt_trainer *t, uint32_t a, uint32_t b, uint32_t delta, int add_word,
                      uint32_t w) {
@@ -749,6 +754,15 @@ static int merge_word(bt_trainer *t, uint32_t w, uint32_t c1, uint32_t c2, uint3
     uint32_t r = 0, o = 0;
     while (r < n) {
         if (s[r] == c1 && r + 1 < n && s[r + 1] == c2) {
+            /* the (up to) four pair slots this occurrence changes: fetch them together */
+            if (o > 0) {
+                pc_prefetch(t, s[o - 1], c1);
+                pc_prefetch(t, s[o - 1], rep);
+            }
+            if (r + 2 < n) {
+                pc_prefetch(t, c2, s[r + 2]);
+                pc_prefetch(t, rep, s[r + 2]);
+            }
             if (o > 0) {
                 uint32_t prev = s[o - 1];
                 if (pc_change(t, prev, c1, neg, 0, w)) return -1;
