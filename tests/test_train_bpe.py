@@ -22,6 +22,11 @@ from conftest import corpus_dir
 from strategies import hard_text
 
 PATTERNS = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+
+
+def _examples(n: int) -> int:
+    """n examples in the default hypothesis profile (150), scaled with the profile (fuzz: 2,000)."""
+    return max(1, n * settings.default.max_examples // 150)
 SLICE = 400_000  # bytes of each shared corpus in the default run
 
 
@@ -123,7 +128,7 @@ def test_tie_rule_left_id_before_count_of_right():
 _TIE_ALPHABETS = ["ab", "abc ", "ab c\n", "aaab ", "xyz\u00e9 ", "ab'1 \t", "\u0100a b", "\x00\x01 a"]
 
 
-@settings(max_examples=60)
+@settings(max_examples=_examples(60))
 @given(st.data())
 def test_hypothesis_tie_corpora(data):
     alpha = data.draw(st.sampled_from(_TIE_ALPHABETS))
@@ -136,7 +141,7 @@ def test_hypothesis_tie_corpora(data):
     _assert_same(scantok.train_bpe(docs, **kw), hf_train(docs, **kw))
 
 
-@settings(max_examples=40)
+@settings(max_examples=_examples(40))
 @given(st.lists(hard_text(surrogates=False), min_size=1, max_size=20), st.sampled_from(PATTERNS))
 def test_hypothesis_hard_text(docs, pattern):
     if not any(docs):
@@ -145,7 +150,7 @@ def test_hypothesis_hard_text(docs, pattern):
     _assert_same(scantok.train_bpe(docs, **kw), hf_train(docs, **kw))
 
 
-@settings(max_examples=60)
+@settings(max_examples=_examples(60))
 @given(hard_text(surrogates=False, max_fragments=60), st.sampled_from(PATTERNS))
 def test_hypothesis_pieces_equal_hf_pre_tokenizer(text, pattern):
     """The counted pieces are HF's pre-tokenizer's, on hard text (every code point class)."""
@@ -161,7 +166,7 @@ def test_hypothesis_pieces_equal_hf_pre_tokenizer(text, pattern):
     assert ours == dict(hf)
 
 
-@settings(max_examples=40)
+@settings(max_examples=_examples(40))
 @given(st.dictionaries(st.binary(min_size=1, max_size=6).filter(lambda b: len(set(b)) <= 3) |
                        st.sampled_from([b"aaaa", b"abab", b"aab", b"ba"]),
                        st.integers(1, 2**31 - 1) | st.integers(1, 5), min_size=1, max_size=25),
@@ -192,7 +197,7 @@ def test_threads_and_chunks_give_the_same_result(slices, monkeypatch):
     assert scantok.train_bpe(slices, vocab_size=1500, num_threads=3) == one
 
 
-@settings(max_examples=60)
+@settings(max_examples=_examples(60))
 @given(st.lists(st.sampled_from(["a", "b\n", "\n", "ccc", "é\n", "xyz " * 5]), max_size=40).map("".join),
        st.lists(st.integers(0, 200), max_size=6), st.integers(1, 16))
 def test_read_line_chunks_ranges_cover_every_line_once(tmp_path_factory, text, cuts, chunk):
