@@ -17,6 +17,10 @@ _LAZY = {"CharTokenizer": ".char", "WordLevel": ".wordlevel", "train_wordlevel":
 
 __all__ += list(_LAZY)
 
+# byte-level BPE training (issue 8), imported on first use
+_LAZY.update({"train_bpe": ".bpe", "TrainedBPE": ".bpe"})
+__all__ += ["train_bpe", "TrainedBPE"]
+
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
