@@ -203,7 +203,7 @@ def _load_encoding(encoding_name: str) -> "Encoding":
     url, sha = RANK_FILES[file_name]
 
     def loader():
-        return load_table(file_name, url=url, sha256=sha)
+        return load_table(file_name, url=url, sha256=sha, bundled=True)
 
     # fast path: the built hash tables, mmap'ed from scantok's cache
     native = None
