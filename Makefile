@@ -43,3 +43,9 @@ sanitize:
 
 clean:
 	rm -rf .pybuild runtime/scantok/_native*.so runtime/*.egg-info
+
+# code50k (issue 9): the training corpus (downloads pinned artifacts into corpus/downloads/,
+# writes corpus/out/{train,heldout}.jsonl; see corpus/recipe.toml and corpus/LICENSES.md)
+.PHONY: corpus
+corpus:
+	$(PYTHON) corpus/assemble.py
