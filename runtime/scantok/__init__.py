@@ -21,6 +21,10 @@ _LAZY = {"CharTokenizer": ".char", "WordLevel": ".wordlevel", "train_wordlevel":
 
 __all__ += list(_LAZY)
 
+# code50k's file/edit framing (issue 9), imported on first use like the block above
+_LAZY.update({"CodeTokenizer": ".code", "FramingError": ".code"})
+__all__ += ["CodeTokenizer", "FramingError"]
+
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
