@@ -8,7 +8,8 @@ documents of one language. Then, per language, documents are ordered by the SHA-
 held-out split when the first byte of the SHA-256 of its text is below `heldout_below`.
 
 Excluded: files that are not UTF-8, files longer than `max_file_bytes`, generated or minified
-files (a line longer than `max_line_chars`), exact duplicates (by content), and any file whose
+files (a line longer than `max_line_chars`), data tables (more than `max_digit_fraction` of the
+characters are digits), exact duplicates (by content), and any file whose
 contents equal a file under /usr/include (those headers are the evaluation set: they are read
 here only to be left out).
 
@@ -115,7 +116,8 @@ def assemble(recipe_path: Path, downloads: Path, out: Path) -> dict:
     excluded_eval = eval_hashes()
     seen: set[str] = set()
     docs: dict[str, list[tuple[str, str, str, str]]] = {lang: [] for lang in budgets}
-    skipped = {"not-utf8": 0, "too-large": 0, "long-line": 0, "duplicate": 0, "in-/usr/include": 0}
+    skipped = {"not-utf8": 0, "too-large": 0, "long-line": 0, "data-table": 0, "duplicate": 0,
+               "in-/usr/include": 0}
     for src in recipe["source"]:
         artifact = fetch(src, downloads)
         rules = [(r[0], r[1]) for r in src["include"]]
@@ -136,6 +138,9 @@ def assemble(recipe_path: Path, downloads: Path, out: Path) -> dict:
                 continue
             if any(len(line) > limits["max_line_chars"] for line in text.splitlines()):
                 skipped["long-line"] += 1
+                continue
+            if sum(c.isdigit() for c in text) > limits["max_digit_fraction"] * len(text):
+                skipped["data-table"] += 1
                 continue
             h = sha256(data)
             if h in excluded_eval:

@@ -43,6 +43,12 @@ CANDIDATES: dict[str, str] = {
         r" ?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
         r" ?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
         NUMBER, r" ?[^\s\p{L}\p{N}]+", r"\s*[\r\n]+[ \t]*", r"\s+(?!\S)", r"\s+"]),
+    # as nl_indent, and an operator run takes the line end and the next line's indentation
+    "punct_nl_indent": "|".join([WORD_LOWER, WORD_UPPER, NUMBER, r" ?[^\s\p{L}\p{N}]+(?:[\r\n]+[ \t]*)?",
+                                 r"\s*[\r\n]+[ \t]*", r"\s+(?!\S)", r"\s+"]),
+    # o200k's operator runs (with line ends and '/'), line ends then indentation as one piece
+    "o200k_nl_indent": "|".join([WORD_LOWER, WORD_UPPER, NUMBER, r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+                                 r"\s*[\r\n]+[ \t]*", r"\s+(?!\S)", r"\s+"]),
 }
 
 SPECIALS = ["<PAD>", "<EOS>", "<BOS>", "<FILE>", "</FILE>", "<EDIT_START>", "<EDIT_END>", "<DELETE>"] + [
