@@ -25,6 +25,10 @@ __all__ += list(_LAZY)
 _LAZY.update({"CodeTokenizer": ".code", "FramingError": ".code"})
 __all__ += ["CodeTokenizer", "FramingError"]
 
+# byte-level BPE training (issue 8), imported on first use
+_LAZY.update({"train_bpe": ".bpe", "TrainedBPE": ".bpe"})
+__all__ += ["train_bpe", "TrainedBPE"]
+
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
