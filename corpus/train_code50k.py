@@ -38,6 +38,15 @@ def train(train_file: Path, num_threads: int | None = None):
         raise SystemExit("the trained ranks are not 20..49999")
     if sorted(t for t, r in ranks.items() if r < 276) != [bytes([b]) for b in range(256)]:
         raise SystemExit("ids 20..275 are not the 256 bytes")
+    # tiktoken's rule must split each token into the pair whose merge made it: then the merge
+    # list is recoverable from the ranks (tests/test_code50k.py relies on it)
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from merge_bpe_reference import recover_merges
+
+    recovered = recover_merges(ranks)
+    differ = sum(a != b for a, b in zip(recovered, trained.merges))
+    if differ or len(recovered) != len(trained.merges):
+        raise SystemExit(f"{differ} tokens split by rank differently from their merge")
     return trained
 
 

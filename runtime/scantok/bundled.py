@@ -33,6 +33,8 @@ BUNDLED: dict[str, tuple[str, str]] = {
     "p50k_base.tiktoken": ("p50k_base.stkz", "d6d50e199dcd94de2c2137773dc77661b27a8df4af285e580a22f0da1bc03f58"),
     "cl100k_base.tiktoken": ("cl100k_base.stkz", "1ded882062c22bb0c7cd439949f040994dc9a9083060a1966b709900f27fadfe"),
     "o200k_base.tiktoken": ("o200k_base.stkz", "2184336365bba53a289e7637064cd91a999c24c2fa9c9143eb6d3ea54d03abc0"),
+    # scantok's own, written by `make train-code50k` (corpus/train_code50k.py)
+    "code50k.tiktoken": ("code50k.stkz", "9b6787c3d699c74ef27d3c44fb3ddda3063bd906e6d91c8fd9ab70e80855fd1a"),
 }
 
 

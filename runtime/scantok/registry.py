@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .encoding import Encoding
 
+from .code.framing import CODE_SPECIAL_TOKENS as CODE50K_SPECIAL_TOKENS
+
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
 FIM_MIDDLE = "<|fim_middle|>"
@@ -40,6 +42,22 @@ RANK_FILES: dict[str, tuple[str, str]] = {
 
 _O200K_SPECIALS = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}
 
+# scantok's own code50k (issue 9): trained by scantok.train_bpe (`make train-code50k`), bundled
+# only (no download URL). Pinned: the SHA-256 of its .tiktoken text (the bundle's own SHA-256 is
+# pinned in bundled.py).
+CODE50K_PAT_STR = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""0[xX][0-9a-fA-F]+|0[bB][01]+|\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+(?:[\r\n]+[ \t]*)?""",
+        r"""\s*[\r\n]+[ \t]*""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+OWN_RANK_FILES: dict[str, str] = {"code50k.tiktoken": "f14ba430f42475d8c362662b8fd994a854caf2ccc5369f17c97a065933670aee"}
+
 # name -> (rank file, compiled scanner, pat_str, special tokens, explicit_n_vocab)
 # gpt2's ranks are r50k_base's (tiktoken builds them from GPT-2's vocab.bpe/encoder.json,
 # which give the identical table).
@@ -57,6 +75,7 @@ ENCODINGS: dict[str, tuple[str, str, str, dict[str, int], int | None]] = {
         None,
     ),
     "o200k_base": ("o200k_base.tiktoken", "o200k_base", O200K_PAT_STR, _O200K_SPECIALS, None),
+    "code50k": ("code50k.tiktoken", "code50k", CODE50K_PAT_STR, CODE50K_SPECIAL_TOKENS, 50000),
     "o200k_harmony": (
         "o200k_base.tiktoken", "o200k_base", O200K_PAT_STR,
         {
@@ -200,7 +219,7 @@ def _load_encoding(encoding_name: str) -> "Encoding":
     from .vocab import load_image, load_table, save_image
 
     file_name, scanner_name, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
-    url, sha = RANK_FILES[file_name]
+    url, sha = RANK_FILES[file_name] if file_name in RANK_FILES else (None, OWN_RANK_FILES[file_name])
 
     def loader():
         return load_table(file_name, url=url, sha256=sha, bundled=True)
