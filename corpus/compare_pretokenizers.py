@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -34,6 +35,9 @@ CANDIDATES: dict[str, str] = {
     # newlines apart, the indentation run whole (the next word has no space before it)
     "indent_run": "|".join([WORD_LOWER, WORD_UPPER, NUMBER, r" ?[^\s\p{L}\p{N}]+",
                             r"\s*[\r\n]+", r"[ \t]+"]),
+    # as punct_nl_indent, numbers only as o200k has them (no 0x/0b pieces)
+    "punct_nl_indent_dec": "|".join([WORD_LOWER, WORD_UPPER, r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+(?:[\r\n]+[ \t]*)?",
+                                     r"\s*[\r\n]+[ \t]*", r"\s+(?!\S)", r"\s+"]),
     # as nl_indent, with brackets apart from operator runs
     "nl_indent_brackets": "|".join([WORD_LOWER, WORD_UPPER, NUMBER, " ?" + BRACKETS,
                                     r" ?[^\s\p{L}\p{N}()\[\]{}]+", r"\s*[\r\n]+[ \t]*",
@@ -65,6 +69,9 @@ def eval_sets(out: Path, shared: Path) -> dict[str, list[str]]:
         p = shared / f"{name}.txt"
         if p.exists():
             sets[f"shared {name}.txt"] = [p.read_text(encoding="utf-8", errors="surrogateescape")]
+    # every 10th C header under /usr/include (evaluation only; never trained on)
+    headers = sorted(str(Path(d, f)) for d, _dirs, files in os.walk("/usr/include") for f in files if f.endswith(".h"))
+    sets["usr/include 1/10"] = [Path(h).read_text(encoding="utf-8", errors="surrogateescape") for h in headers[::10]]
     return sets
 
 

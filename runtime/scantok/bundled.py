@@ -34,7 +34,7 @@ BUNDLED: dict[str, tuple[str, str]] = {
     "cl100k_base.tiktoken": ("cl100k_base.stkz", "1ded882062c22bb0c7cd439949f040994dc9a9083060a1966b709900f27fadfe"),
     "o200k_base.tiktoken": ("o200k_base.stkz", "2184336365bba53a289e7637064cd91a999c24c2fa9c9143eb6d3ea54d03abc0"),
     # scantok's own, written by `make train-code50k` (corpus/train_code50k.py)
-    "code50k.tiktoken": ("code50k.stkz", "9b6787c3d699c74ef27d3c44fb3ddda3063bd906e6d91c8fd9ab70e80855fd1a"),
+    "code50k.tiktoken": ("code50k.stkz", "42c77d414277bc2128a6e164f7dc4bd8a15970a894c8b4726b9abb1560a0d4eb"),
 }
 
 

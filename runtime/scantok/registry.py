@@ -56,7 +56,7 @@ CODE50K_PAT_STR = "|".join(
         r"""\s+""",
     ]
 )
-OWN_RANK_FILES: dict[str, str] = {"code50k.tiktoken": "f14ba430f42475d8c362662b8fd994a854caf2ccc5369f17c97a065933670aee"}
+OWN_RANK_FILES: dict[str, str] = {"code50k.tiktoken": "43b1808a6d456e73e9a219baba6738c4ffd58e4c7c8c19bbad27de211f6eb91d"}
 
 # name -> (rank file, compiled scanner, pat_str, special tokens, explicit_n_vocab)
 # gpt2's ranks are r50k_base's (tiktoken builds them from GPT-2's vocab.bpe/encoder.json,
