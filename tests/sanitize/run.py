@@ -31,6 +31,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = [
+    # _encode_bytes and encode_with_unstable (pointer arrays built in Python for bpe_encode_many)
+    "tests/test_tiktoken_surface.py",
     "tests/test_scanner_data.py", "tests/test_scanner_api.py", "tests/test_scanner_diff.py",
     "tests/test_simd_paths.py", "tests/test_linear_time.py",
     # the BPE core (caches, merges, long pieces) and the list builder
