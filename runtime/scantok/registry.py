@@ -67,6 +67,13 @@ CODE50K_PAT_STR = "|".join(
 )
 OWN_RANK_FILES: dict[str, str] = {"code50k.tiktoken": "43b1808a6d456e73e9a219baba6738c4ffd58e4c7c8c19bbad27de211f6eb91d"}
 
+
+def rank_file_source(file_name: str) -> tuple[str | None, str]:
+    """(download URL or None, pinned SHA-256) of a rank file an encoding here uses."""
+    if file_name in RANK_FILES:
+        return RANK_FILES[file_name]
+    return None, OWN_RANK_FILES[file_name]
+
 # name -> (rank file, compiled scanner, pat_str, special tokens, explicit_n_vocab)
 # gpt2's ranks are r50k_base's (tiktoken builds them from GPT-2's vocab.bpe/encoder.json,
 # which give the identical table).
@@ -84,7 +91,6 @@ ENCODINGS: dict[str, tuple[str, str, str, dict[str, int], int | None]] = {
         None,
     ),
     "o200k_base": ("o200k_base.tiktoken", "o200k_base", O200K_PAT_STR, _O200K_SPECIALS, None),
-    "code50k": ("code50k.tiktoken", "code50k", CODE50K_PAT_STR, CODE50K_SPECIAL_TOKENS, 50000),
     "o200k_harmony": (
         "o200k_base.tiktoken", "o200k_base", O200K_PAT_STR,
         {
@@ -108,6 +114,8 @@ ENCODINGS: dict[str, tuple[str, str, str, dict[str, int], int | None]] = {
         | {f"<|reserved_{i}|>": i for i in range(200013, 201088)},
         None,
     ),
+    # scantok's own, after tiktoken's (list_encoding_names: tiktoken's names, then code50k)
+    "code50k": ("code50k.tiktoken", "code50k", CODE50K_PAT_STR, CODE50K_SPECIAL_TOKENS, 50000),
 }
 
 _lock = threading.RLock()
@@ -123,11 +131,11 @@ def _builtin_constructor(encoding_name: str) -> "Callable[[], dict[str, Any]]":
         from .vocab import load_table
 
         file_name, _scanner, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
-        url, sha = RANK_FILES[file_name]
+        url, sha = rank_file_source(file_name)
         spec: dict[str, Any] = {
             "name": encoding_name,
             "pat_str": pat_str,
-            "mergeable_ranks": load_table(file_name, url=url, sha256=sha).to_dict(),
+            "mergeable_ranks": load_table(file_name, url=url, sha256=sha, bundled=True).to_dict(),
             "special_tokens": dict(specials),
         }
         if n_vocab is not None:
@@ -212,7 +220,7 @@ def _load_encoding(encoding_name: str) -> "Encoding":
     from .vocab import load_image, load_table, save_image
 
     file_name, scanner_name, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
-    url, sha = RANK_FILES[file_name] if file_name in RANK_FILES else (None, OWN_RANK_FILES[file_name])
+    url, sha = rank_file_source(file_name)
 
     def loader():
         return load_table(file_name, url=url, sha256=sha, bundled=True)
