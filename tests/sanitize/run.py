@@ -37,6 +37,8 @@ TESTS = [
     "tests/test_simd_paths.py", "tests/test_linear_time.py",
     # the BPE core (caches, merges, long pieces) and the list builder
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
+    # the corpus pipeline's JSON Lines extractor (csrc/jsonl.c)
+    "tests/test_corpus_jsonl.py",
 ]
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
 REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|"
