@@ -17,7 +17,7 @@ from .errors import InvalidUTF8Error, TrainingInputError
 
 __all__ = ["Counter", "count_files", "count_texts", "read_line_chunks", "CHUNK_BYTES"]
 
-CHUNK_BYTES = 4 << 20  # bytes per counting call
+CHUNK_BYTES = 1 << 20  # bytes per counting call (a few are in flight per thread)
 _TEXT_BATCH = 1 << 20  # bytes of iterator items per counting call
 
 
@@ -31,6 +31,10 @@ class Counter:
         if ptr == ffi.NULL:
             raise MemoryError("out of memory creating a piece counter")
         self.ptr = ffi.gc(ptr, lib.bt_counter_free)
+
+    def release(self) -> None:
+        """Frees the C counter now (its pieces are no longer needed once training starts)."""
+        ffi.release(self.ptr)
 
     def __len__(self) -> int:
         return lib.bt_counter_size(self.ptr)
@@ -71,7 +75,7 @@ class Counter:
 
 
 def read_line_chunks(path: str | os.PathLike, start: int = 0, stop: int | None = None,
-                     chunk: int | None = None) -> Iterator[tuple[int, bytes]]:
+                     chunk: int | None = None) -> Iterator[tuple[int, bytes | memoryview]]:
     """(file offset, data) chunks of the lines that start in [start, stop) of a file, each ending
     after a ``\\n`` (or at the end of the file). A line is never split: a line longer than
     `chunk` makes a longer chunk."""
@@ -104,7 +108,7 @@ def read_line_chunks(path: str | os.PathLike, start: int = 0, stop: int | None =
             if cut == 0:
                 carry = data
                 continue
-            yield pos, data[:cut]
+            yield pos, memoryview(data)[:cut]
             pos += cut
             carry = data[cut:]
 
@@ -186,7 +190,7 @@ def count_files(paths: list[str], dfa, *, num_threads: int, progress=None,
 
     def done(job, rc):
         path, off, data = job
-        _check(rc, lambda at: InvalidUTF8Error(os.fspath(path), off + at, data[at:at + 4]))
+        _check(rc, lambda at: InvalidUTF8Error(os.fspath(path), off + at, bytes(data[at:at + 4])))
         if progress is not None:
             progress(len(data))
 

@@ -183,7 +183,8 @@ def _as_files(source: Any) -> list[str] | None:
         return None
     if source and all(isinstance(f, os.PathLike) for f in source):
         paths = [os.fspath(f) for f in source]
-    elif source and all(isinstance(f, str) for f in source) and any(os.path.isfile(f) for f in source):
+    elif (source and all(isinstance(f, str) for f in source) and len(source[0]) < 4096
+          and "\n" not in source[0] and os.path.isfile(source[0])):
         paths = list(source)
     else:
         return None
@@ -211,7 +212,8 @@ def train_bpe(files_or_iterator: Any, *, vocab_size: int, pattern: str = "gpt2",
 
     ``files_or_iterator``: a path or a list of paths (UTF-8 text, read line by line in
     chunks, as ``Tokenizer.train(files)``), or an iterable of ``str`` (each one sequence, as
-    ``train_from_iterator``). ``pattern``: a compiled scanner's name or pattern string; ``"gpt2"``
+    ``train_from_iterator``). A list of ``str`` is taken as paths when its first item names an
+    existing file (then every item must); pass ``os.PathLike`` items or a generator to be explicit. ``pattern``: a compiled scanner's name or pattern string; ``"gpt2"``
     is HF's ``ByteLevel(use_regex=True)``, any other P is HF's ``Split(Regex(P), "isolated")``
     followed by ``ByteLevel(use_regex=False)``. ``vocab_size``: special tokens + 256 bytes +
     merges. ``num_threads``: counting threads (default: all cores). ``scheduler``: a
@@ -273,7 +275,7 @@ def _merge(counter: Counter, specials: list[str], vocab_size: int, min_frequency
     if ptr == ffi.NULL:
         raise MemoryError("out of memory setting up BPE training")
     t = ffi.gc(ptr, lib.bt_trainer_free)
-    del counter
+    counter.release()
     start = lib.bt_trainer_n_tokens(t)
     update = bars.merging(vocab_size - start)
     while True:
@@ -284,21 +286,32 @@ def _merge(counter: Counter, specials: list[str], vocab_size: int, min_frequency
             update(lib.bt_trainer_n_tokens(t) - start)
         if rc == 0:
             break
+    # copy the results out and free the C state before building Python objects (peak memory)
     n = lib.bt_trainer_n_merges(t)
-    raw = ffi.new("uint32_t[]", 3 * n or 1)
-    lib.bt_trainer_merges(t, raw)
-    triples = ffi.unpack(raw, 3 * n)
+    pairs = ffi.new("uint32_t[]", 2 * n or 1)
+    n_saved = lib.bt_trainer_saved_merges(t, pairs)
+    if n_saved == 2**64 - 1:
+        raise MemoryError("out of memory listing the merges")
     ntok = lib.bt_trainer_n_tokens(t)
-    length = ffi.new("uint32_t *")
+    blob = ffi.new("uint8_t[]", lib.bt_trainer_token_bytes(t) or 1)
+    lens = ffi.new("uint32_t[]", ntok or 1)
+    lib.bt_trainer_tokens(t, blob, lens)
+    ffi.release(t)
+    raw = ffi.buffer(blob)[:]
+    del blob
     tokens: list[bytes | None] = []
-    for i in range(ntok):
-        p = lib.bt_trainer_token(t, i, length)
-        tokens.append(ffi.unpack(ffi.cast("char *", p), length[0]) if p != ffi.NULL else None)
-    # HF's saved model keeps each pair once, at its last merge
-    last: dict[tuple[int, int], int] = {}
-    for r in range(n):
-        last[(triples[3 * r], triples[3 * r + 1])] = r
-    merges = [(tokens[a], tokens[b]) for (a, b), _ in sorted(last.items(), key=lambda kv: kv[1])]
+    off = 0
+    for ln in ffi.unpack(lens, ntok):
+        if ln == 0xFFFFFFFF:
+            tokens.append(None)
+        else:
+            tokens.append(raw[off:off + ln])
+            off += ln
+    del raw
+    ids = ffi.unpack(pairs, 2 * n_saved)
+    del pairs
+    merges = [(tokens[ids[i]], tokens[ids[i + 1]]) for i in range(0, 2 * n_saved, 2)]
+    del ids
     special_ids = {tok: i for i, tok in enumerate(specials)}
     ranks = {tok: i for i, tok in enumerate(tokens) if tok is not None and i >= len(specials)}
     return TrainedBPE(merges=merges, mergeable_ranks=ranks, special_tokens=special_ids,

@@ -25,26 +25,31 @@ static inline uint64_t bt_mix(uint64_t a, uint64_t b) {
     return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
-static inline uint64_t bt_hash(const uint8_t *p, size_t len) {
-    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)len;
-    while (len >= 8) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        h = bt_mix(h ^ v, 0x9E3779B97F4A7C15ull);
-        p += 8;
-        len -= 8;
-    }
+/* The first min(len, 8) bytes of key, zero-padded. */
+static inline uint64_t bt_prefix(const uint8_t *key, size_t len) {
     uint64_t v = 0;
-    if (len) memcpy(&v, p, len);
-    return bt_mix(h ^ v ^ 0xA0761D6478BD642Full, 0xE7037ED1A0B428DBull);
+    memcpy(&v, key, len < 8 ? len : 8);
+    return v;
+}
+
+/* Hash of a key whose prefix (bt_prefix) is already loaded. */
+static inline uint32_t bt_hash_p(const uint8_t *p, size_t len, uint64_t prefix) {
+    uint64_t h = bt_mix(prefix ^ 0x243F6A8885A308D3ull ^ ((uint64_t)len << 58), 0x9E3779B97F4A7C15ull);
+    for (size_t i = 8; i < len; i += 8) {
+        uint64_t v = 0;
+        memcpy(&v, p + i, len - i < 8 ? len - i : 8);
+        h = bt_mix(h ^ v, 0xE7037ED1A0B428DBull);
+    }
+    return (uint32_t)h;
 }
 
 /* ---- a map from byte strings to a 64-bit value, keys kept in an arena ------------------------ */
 
 typedef struct {
     uint64_t value;
-    uint64_t off; /* key offset in the arena */
-    uint32_t len; /* 0: empty slot (keys are never empty) */
+    uint64_t prefix; /* the key's first 8 bytes, zero-padded: keys up to 8 bytes compare here */
+    uint64_t off;    /* key offset in the arena */
+    uint32_t len;    /* 0: empty slot (keys are never empty) */
     uint32_t hash;
 } bm_slot;
 
@@ -76,7 +81,7 @@ static int bm_grow(bmap *m) {
     for (size_t i = 0; i <= m->mask; i++) {
         bm_slot s = m->slots[i];
         if (!s.len) continue;
-        size_t j = (size_t)(bt_mix(s.hash, 0x9E3779B97F4A7C15ull)) & (ncap - 1);
+        size_t j = s.hash & (ncap - 1);
         while (ns[j].len) j = (j + 1) & (ncap - 1);
         ns[j] = s;
     }
@@ -86,14 +91,16 @@ static int bm_grow(bmap *m) {
     return 0;
 }
 
-/* The slot of key, inserting it with value 0 if absent (*fresh set to 1).  NULL on OOM. */
-static bm_slot *bm_upsert(bmap *m, const uint8_t *key, uint32_t len, int *fresh) {
-    uint32_t h = (uint32_t)bt_hash(key, len);
-    size_t j = (size_t)(bt_mix(h, 0x9E3779B97F4A7C15ull)) & m->mask;
+/* The slot of key (with its hash and prefix), inserting it with value 0 if absent (*fresh set
+   to 1).  NULL on out of memory. */
+static bm_slot *bm_upsert_h(bmap *m, const uint8_t *key, uint32_t len, uint32_t h,
+                            uint64_t prefix, int *fresh) {
+    size_t j = h & m->mask;
     for (;;) {
         bm_slot *s = &m->slots[j];
         if (!s->len) break;
-        if (s->hash == h && s->len == len && !memcmp(m->arena + s->off, key, len)) {
+        if (s->hash == h && s->len == len && s->prefix == prefix &&
+            (len <= 8 || !memcmp(m->arena + s->off + 8, key + 8, len - 8))) {
             *fresh = 0;
             return s;
         }
@@ -101,7 +108,7 @@ static bm_slot *bm_upsert(bmap *m, const uint8_t *key, uint32_t len, int *fresh)
     }
     if ((m->count + 1) * 2 > m->mask + 1) {
         if (bm_grow(m)) return NULL;
-        return bm_upsert(m, key, len, fresh);
+        return bm_upsert_h(m, key, len, h, prefix, fresh);
     }
     if (m->alen + len > m->acap) {
         size_t ncap = m->acap ? m->acap * 2 : 4096;
@@ -116,6 +123,7 @@ static bm_slot *bm_upsert(bmap *m, const uint8_t *key, uint32_t len, int *fresh)
     s->off = m->alen;
     s->len = len;
     s->hash = h;
+    s->prefix = prefix;
     s->value = 0;
     m->alen += len;
     m->count++;
@@ -123,15 +131,9 @@ static bm_slot *bm_upsert(bmap *m, const uint8_t *key, uint32_t len, int *fresh)
     return s;
 }
 
-static const bm_slot *bm_get(const bmap *m, const uint8_t *key, uint32_t len) {
-    uint32_t h = (uint32_t)bt_hash(key, len);
-    size_t j = (size_t)(bt_mix(h, 0x9E3779B97F4A7C15ull)) & m->mask;
-    for (;;) {
-        const bm_slot *s = &m->slots[j];
-        if (!s->len) return NULL;
-        if (s->hash == h && s->len == len && !memcmp(m->arena + s->off, key, len)) return s;
-        j = (j + 1) & m->mask;
-    }
+static inline bm_slot *bm_upsert(bmap *m, const uint8_t *key, uint32_t len, int *fresh) {
+    uint64_t prefix = bt_prefix(key, len);
+    return bm_upsert_h(m, key, len, bt_hash_p(key, len, prefix), prefix, fresh);
 }
 
 /* ---- UTF-8 validation ---------------------------------------------------------------------- */
@@ -170,10 +172,17 @@ int64_t bt_utf8_invalid_at(const uint8_t *d, size_t n) {
 
 /* ---- counting ------------------------------------------------------------------------------ */
 
+#define BT_BATCH 256 /* pieces hashed, prefetched, then counted together */
+
 struct bt_counter {
     bmap m;
     uint32_t *buf; /* scanner output: starts then ends, cap entries each */
     size_t cap;
+    size_t npend;  /* pieces waiting in the batch (pointing into the caller's data) */
+    const uint8_t *pend_key[BT_BATCH];
+    uint32_t pend_len[BT_BATCH];
+    uint32_t pend_hash[BT_BATCH];
+    uint64_t pend_prefix[BT_BATCH];
 };
 
 bt_counter *bt_counter_new(void) {
@@ -198,6 +207,37 @@ static inline int ct_add(bt_counter *c, const uint8_t *key, size_t len, uint64_t
     bm_slot *s = bm_upsert(&c->m, key, (uint32_t)len, &fresh);
     if (!s) return -1;
     s->value += count;
+    return 0;
+}
+
+/* Counts the pending pieces: hashes them all and prefetches their slots first, so that the
+   table's cache misses overlap. */
+static int ct_flush(bt_counter *c) {
+    size_t n = c->npend;
+    for (size_t j = 0; j < n; j++) {
+        const uint8_t *k = c->pend_key[j];
+        uint32_t len = c->pend_len[j];
+        uint64_t pre = bt_prefix(k, len);
+        uint32_t h = bt_hash_p(k, len, pre);
+        c->pend_prefix[j] = pre;
+        c->pend_hash[j] = h;
+        __builtin_prefetch(&c->m.slots[h & c->m.mask]);
+    }
+    c->npend = 0;
+    for (size_t j = 0; j < n; j++) {
+        int fresh;
+        bm_slot *s = bm_upsert_h(&c->m, c->pend_key[j], c->pend_len[j], c->pend_hash[j],
+                                 c->pend_prefix[j], &fresh);
+        if (!s) return -1;
+        s->value++;
+    }
+    return 0;
+}
+
+static inline int ct_push(bt_counter *c, const uint8_t *key, size_t len) {
+    c->pend_key[c->npend] = key;
+    c->pend_len[c->npend] = (uint32_t)len;
+    if (++c->npend == BT_BATCH) return ct_flush(c);
     return 0;
 }
 
@@ -236,17 +276,17 @@ static int64_t count_sequence(bt_counter *c, const scantok_dfa *dfa, const uint8
         for (size_t j = 0; j < k; j++) {
             size_t s = pos + starts[j], e = pos + ends[j];
             if (s > prev) {
-                if (ct_add(c, data + prev, s - prev, 1)) return -1;
+                if (ct_push(c, data + prev, s - prev)) return -1;
                 pieces++;
             }
-            if (ct_add(c, data + s, e - s, 1)) return -1;
+            if (ct_push(c, data + s, e - s)) return -1;
             pieces++;
             prev = e;
         }
         pos += flags ? consumed : len;
     }
     if (prev < n) {
-        if (ct_add(c, data + prev, n - prev, 1)) return -1;
+        if (ct_push(c, data + prev, n - prev)) return -1;
         pieces++;
     }
     return pieces;
@@ -258,18 +298,25 @@ int64_t bt_count(bt_counter *c, const scantok_dfa *dfa, const uint8_t *data, siz
         int64_t bad = bt_utf8_invalid_at(data, n);
         if (bad >= 0) return -(2 + bad);
     }
-    if (!lines) return count_sequence(c, dfa, data, n);
     int64_t pieces = 0;
+    if (!lines) {
+        pieces = count_sequence(c, dfa, data, n);
+        if (pieces < 0) c->npend = 0;
+        return pieces < 0 || ct_flush(c) ? -1 : pieces;
+    }
     size_t pos = 0;
     while (pos < n) {
         const uint8_t *nl = memchr(data + pos, '\n', n - pos);
         size_t end = nl ? (size_t)(nl - data) + 1 : n;
         int64_t k = count_sequence(c, dfa, data + pos, end - pos);
-        if (k < 0) return k;
+        if (k < 0) {
+            c->npend = 0; /* the batch points into data: never count it later */
+            return k;
+        }
         pieces += k;
         pos = end;
     }
-    return pieces;
+    return ct_flush(c) ? -1 : pieces;
 }
 
 int64_t bt_count_seqs(bt_counter *c, const scantok_dfa *dfa, const uint8_t *data,
@@ -282,11 +329,14 @@ int64_t bt_count_seqs(bt_counter *c, const scantok_dfa *dfa, const uint8_t *data
     uint64_t start = 0;
     for (size_t i = 0; i < nseq; i++) {
         int64_t k = count_sequence(c, dfa, data + start, (size_t)(ends[i] - start));
-        if (k < 0) return k;
+        if (k < 0) {
+            c->npend = 0; /* the batch points into data: never count it later */
+            return k;
+        }
         pieces += k;
         start = ends[i];
     }
-    return pieces;
+    return ct_flush(c) ? -1 : pieces;
 }
 
 int bt_counter_merge(bt_counter *dst, const bt_counter *src) {
@@ -329,8 +379,7 @@ void bt_counter_dump(const bt_counter *c, uint8_t *keys, uint32_t *lens, uint64_
 typedef struct {
     uint64_t key; /* (left << 32 | right) + 1; 0: empty */
     int32_t count;
-    uint32_t gen;  /* step whose list widx is */
-    uint32_t widx;
+    uint32_t widx; /* this step's list of the pair, if lists[widx] is the pair's */
 } pc_slot;
 
 typedef struct {
@@ -339,13 +388,25 @@ typedef struct {
     uint32_t n, cap;
 } step_list;
 
+/* A queue entry: its key (count, pair, push order) in the heap node, its word set (HF's
+   Merge::pos) in a pool slot, so that sifting moves 24 bytes. */
 typedef struct {
     uint64_t count;
-    uint64_t seq;
-    uint32_t a, b;
+    uint64_t pair; /* left << 32 | right: compares as the (left, right) tuple */
+    uint32_t seq;
+    uint32_t set;  /* slot in the word-set pool */
+} hp_node;
+
+typedef struct {
     uint32_t *pos;
     uint32_t npos;
-} hp_entry;
+} word_set;
+
+typedef struct {
+    uint64_t off;  /* first symbol in sym */
+    uint32_t len;  /* symbols now */
+    uint32_t cnt;  /* count as HF uses it: truncated to 32 bits (counts[i] as i32) */
+} word;
 
 struct bt_trainer {
     /* vocabulary */
@@ -355,9 +416,7 @@ struct bt_trainer {
     size_t ntok, tokcap;
     /* words */
     uint32_t *sym;      /* symbols of every word, concatenated */
-    uint64_t *woff;
-    uint32_t *wlen;
-    uint64_t *wcount;
+    word *words;
     size_t nwords;
     /* pair counts */
     pc_slot *pc;
@@ -365,11 +424,13 @@ struct bt_trainer {
     /* this step's lists */
     step_list *lists;
     size_t nlists, listcap;
-    uint32_t gen;
     /* queue */
-    hp_entry *heap;
+    hp_node *heap;
     size_t nheap, heapcap;
-    uint64_t seq;
+    uint32_t seq;
+    word_set *sets;     /* pool of word sets; free slots are chained through npos */
+    size_t nsets, setcap;
+    uint32_t freeset;   /* first free slot, UINT32_MAX if none */
     /* result */
     uint32_t *merges;
     size_t nmerges, mergecap;
@@ -408,15 +469,14 @@ static pc_slot *pc_upsert(bt_trainer *t, uint32_t a, uint32_t b) {
         if (!s->key) break;
         j = (j + 1) & t->pcmask;
     }
-    if ((t->pccount + 1) * 2 > t->pcmask + 1) {
+    if ((t->pccount + 1) * 4 > (t->pcmask + 1) * 3) {
         if (pc_grow(t)) return NULL;
         return pc_upsert(t, a, b);
     }
     pc_slot *s = &t->pc[j];
     s->key = key;
     s->count = 0;
-    s->gen = 0;
-    s->widx = 0;
+    s->widx = UINT32_MAX;
     t->pccount++;
     return s;
 }
@@ -432,6 +492,11 @@ static pc_slot *pc_find(const bt_trainer *t, uint32_t a, uint32_t b) {
     }
 }
 
+static inline void pc_prefetch(const bt_trainer *t, uint32_t a, uint32_t b) {
+    uint64_t key = (((uint64_t)a << 32) | b) + 1;
+    __builtin_prefetch(&t->pc[pc_index(key, t->pcmask)]);
+}
+
 /* pair_counts[(a, b)] += delta (i32, wrapping); if add_word, word w joins the pair's list. */
 static int pc_change(bt_trainer *t, uint32_t a, uint32_t b, uint32_t delta, int add_word,
                      uint32_t w) {
@@ -439,7 +504,7 @@ static int pc_change(bt_trainer *t, uint32_t a, uint32_t b, uint32_t delta, int 
     if (!s) return -1;
     s->count = (int32_t)((uint32_t)s->count + delta);
     if (!add_word) return 0;
-    if (s->gen != t->gen) {
+    if (s->widx >= t->nlists || t->lists[s->widx].key != s->key) {
         if (t->nlists == t->listcap) {
             size_t ncap = t->listcap ? t->listcap * 2 : 1024;
             step_list *nl = realloc(t->lists, ncap * sizeof(step_list));
@@ -447,7 +512,6 @@ static int pc_change(bt_trainer *t, uint32_t a, uint32_t b, uint32_t delta, int 
             t->lists = nl;
             t->listcap = ncap;
         }
-        s->gen = t->gen;
         s->widx = (uint32_t)t->nlists;
         step_list *l = &t->lists[t->nlists++];
         l->key = s->key;
@@ -467,19 +531,45 @@ static int pc_change(bt_trainer *t, uint32_t a, uint32_t b, uint32_t delta, int 
     return 0;
 }
 
-/* ---- queue: a binary heap, best entry first ---- */
+/* ---- queue: a 4-ary heap, best entry first ---- */
 
-static inline int hp_better(const hp_entry *x, const hp_entry *y) {
+static inline int hp_better(const hp_node *x, const hp_node *y) {
     if (x->count != y->count) return x->count > y->count;
-    if (x->a != y->a) return x->a < y->a;
-    if (x->b != y->b) return x->b < y->b;
+    if (x->pair != y->pair) return x->pair < y->pair;
     return x->seq < y->seq;
 }
 
-static int hp_push(bt_trainer *t, hp_entry e) {
+/* Stores a word set in the pool; returns its slot or UINT32_MAX on out of memory. */
+static uint32_t set_put(bt_trainer *t, uint32_t *pos, uint32_t npos) {
+    uint32_t k = t->freeset;
+    if (k != UINT32_MAX) {
+        t->freeset = t->sets[k].npos;
+    } else {
+        if (t->nsets == t->setcap) {
+            size_t ncap = t->setcap ? t->setcap * 2 : 1024;
+            word_set *ns = realloc(t->sets, ncap * sizeof(word_set));
+            if (!ns) return UINT32_MAX;
+            t->sets = ns;
+            t->setcap = ncap;
+        }
+        k = (uint32_t)t->nsets++;
+    }
+    t->sets[k].pos = pos;
+    t->sets[k].npos = npos;
+    return k;
+}
+
+static void set_drop(bt_trainer *t, uint32_t k) {
+    free(t->sets[k].pos);
+    t->sets[k].pos = NULL;
+    t->sets[k].npos = t->freeset;
+    t->freeset = k;
+}
+
+static int hp_push(bt_trainer *t, hp_node e) {
     if (t->nheap == t->heapcap) {
         size_t ncap = t->heapcap ? t->heapcap * 2 : 1024;
-        hp_entry *nh = realloc(t->heap, ncap * sizeof(hp_entry));
+        hp_node *nh = realloc(t->heap, ncap * sizeof(hp_node));
         if (!nh) return -1;
         t->heap = nh;
         t->heapcap = ncap;
@@ -487,7 +577,7 @@ static int hp_push(bt_trainer *t, hp_entry e) {
     e.seq = t->seq++;
     size_t i = t->nheap++;
     while (i) {
-        size_t p = (i - 1) / 2;
+        size_t p = (i - 1) / 4;
         if (!hp_better(&e, &t->heap[p])) break;
         t->heap[i] = t->heap[p];
         i = p;
@@ -496,17 +586,19 @@ static int hp_push(bt_trainer *t, hp_entry e) {
     return 0;
 }
 
-static hp_entry hp_pop(bt_trainer *t) {
-    hp_entry top = t->heap[0];
-    hp_entry last = t->heap[--t->nheap];
+static hp_node hp_pop(bt_trainer *t) {
+    hp_node top = t->heap[0];
+    hp_node last = t->heap[--t->nheap];
     size_t n = t->nheap, i = 0;
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = 4 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && hp_better(&t->heap[c + 1], &t->heap[c])) c++;
-        if (!hp_better(&t->heap[c], &last)) break;
-        t->heap[i] = t->heap[c];
-        i = c;
+        size_t best = c, end = c + 4 < n ? c + 4 : n;
+        for (size_t j = c + 1; j < end; j++)
+            if (hp_better(&t->heap[j], &t->heap[best])) best = j;
+        if (!hp_better(&t->heap[best], &last)) break;
+        t->heap[i] = t->heap[best];
+        i = best;
     }
     if (n) t->heap[i] = last;
     return top;
@@ -520,9 +612,14 @@ static int flush_lists(bt_trainer *t) {
         uint32_t a = (uint32_t)((l->key - 1) >> 32), b = (uint32_t)(l->key - 1);
         pc_slot *s = pc_find(t, a, b);
         if (!rc && s && s->count > 0) {
-            hp_entry e = {(uint64_t)s->count, 0, a, b, l->words, l->n};
-            if (hp_push(t, e)) rc = -1;
-            else continue;
+            uint32_t k = set_put(t, l->words, l->n);
+            hp_node e = {(uint64_t)s->count, ((uint64_t)a << 32) | b, 0, k};
+            if (k == UINT32_MAX || hp_push(t, e)) {
+                if (k != UINT32_MAX) t->sets[k].pos = NULL;
+                rc = -1;
+            } else {
+                continue;
+            }
         }
         free(l->words);
     }
@@ -553,13 +650,12 @@ void bt_trainer_free(bt_trainer *t) {
     free(t->tok_off);
     free(t->tok_len);
     free(t->sym);
-    free(t->woff);
-    free(t->wlen);
-    free(t->wcount);
+    free(t->words);
     free(t->pc);
     for (size_t i = 0; i < t->nlists; i++) free(t->lists[i].words);
     free(t->lists);
-    for (size_t i = 0; i < t->nheap; i++) free(t->heap[i].pos);
+    for (size_t i = 0; i < t->nheap; i++) free(t->sets[t->heap[i].set].pos);
+    free(t->sets);
     free(t->heap);
     free(t->merges);
     free(t->scratch);
@@ -575,6 +671,7 @@ bt_trainer *bt_trainer_new(const bt_counter *c, uint32_t nspecial, const uint8_t
     t->vocab_size = vocab_size;
     t->min_frequency = min_frequency;
     t->max_len = max_token_length;
+    t->freeset = UINT32_MAX;
     if (bm_init(&t->tokmap, 1 << 10)) goto oom;
     /* 1. special tokens, 2. the alphabet in code point order of its characters */
     size_t koff = 0;
@@ -614,17 +711,14 @@ bt_trainer *bt_trainer_new(const bt_counter *c, uint32_t nspecial, const uint8_t
             nsym += c->m.slots[i].len;
         }
     t->sym = malloc((nsym ? nsym : 1) * sizeof(uint32_t));
-    t->woff = malloc((nw ? nw : 1) * sizeof(uint64_t));
-    t->wlen = malloc((nw ? nw : 1) * sizeof(uint32_t));
-    t->wcount = malloc((nw ? nw : 1) * sizeof(uint64_t));
-    if (!t->sym || !t->woff || !t->wlen || !t->wcount) goto oom;
-    size_t pcap = 1 << 12;
-    while (pcap < nsym) pcap *= 2;
+    t->words = malloc((nw ? nw : 1) * sizeof(word));
+    if (!t->sym || !t->words) goto oom;
+    size_t pcap = 1 << 12; /* distinct pairs are far fewer than symbols: grow as needed */
+    while (pcap < nsym / 6) pcap *= 2;
     t->pc = calloc(pcap, sizeof(pc_slot));
     if (!t->pc) goto oom;
     t->pcmask = pcap - 1;
     /* 4. count pairs; every pair's words form its first queue entry */
-    t->gen = 1;
     size_t off = 0, w = 0;
     for (size_t i = 0; i <= c->m.mask; i++) {
         const bm_slot *s = &c->m.slots[i];
@@ -632,9 +726,9 @@ bt_trainer *bt_trainer_new(const bt_counter *c, uint32_t nspecial, const uint8_t
         const uint8_t *key = c->m.arena + s->off;
         uint32_t *sy = t->sym + off;
         for (uint32_t k = 0; k < s->len; k++) sy[k] = byte_id[key[k]];
-        t->woff[w] = off;
-        t->wlen[w] = s->len;
-        t->wcount[w] = s->value;
+        t->words[w].off = off;
+        t->words[w].len = s->len;
+        t->words[w].cnt = (uint32_t)s->value;
         uint32_t cnt = (uint32_t)s->value;
         for (uint32_t k = 0; k + 1 < s->len; k++)
             if (pc_change(t, sy[k], sy[k + 1], cnt, 1, (uint32_t)w)) goto oom;
@@ -651,14 +745,24 @@ oom:
 
 /* word.rs Word::merge on word w, applying each change as it is found. */
 static int merge_word(bt_trainer *t, uint32_t w, uint32_t c1, uint32_t c2, uint32_t rep) {
-    uint32_t *s = t->sym + t->woff[w];
-    uint32_t n = t->wlen[w];
-    uint32_t cnt = (uint32_t)t->wcount[w], neg = (uint32_t)0 - cnt;
+    word *wd = &t->words[w];
+    uint32_t *s = t->sym + wd->off;
+    uint32_t n = wd->len;
+    uint32_t cnt = wd->cnt, neg = (uint32_t)0 - cnt;
     const uint32_t *L = t->tok_len;
     uint64_t newlen = (uint64_t)L[c1] + L[c2], maxlen = t->max_len;
     uint32_t r = 0, o = 0;
     while (r < n) {
         if (s[r] == c1 && r + 1 < n && s[r + 1] == c2) {
+            /* the (up to) four pair slots this occurrence changes: fetch them together */
+            if (o > 0) {
+                pc_prefetch(t, s[o - 1], c1);
+                pc_prefetch(t, s[o - 1], rep);
+            }
+            if (r + 2 < n) {
+                pc_prefetch(t, c2, s[r + 2]);
+                pc_prefetch(t, rep, s[r + 2]);
+            }
             if (o > 0) {
                 uint32_t prev = s[o - 1];
                 if (pc_change(t, prev, c1, neg, 0, w)) return -1;
@@ -677,7 +781,59 @@ static int merge_word(bt_trainer *t, uint32_t w, uint32_t c1, uint32_t c2, uint3
             s[o++] = s[r++];
         }
     }
-    t->wlen[w] = o;
+    wd = &t->words[w]; /* unchanged array, but keep the store obviously after the calls */
+    wd->len = o;
+    return 0;
+}
+
+/* The id of the token a + b, added to the vocabulary if new (an existing token keeps its id).
+   UINT32_MAX on out of memory. */
+static uint32_t token_of_pair(bt_trainer *t, uint32_t a, uint32_t b) {
+    uint32_t la = t->tok_len[a], lb = t->tok_len[b];
+    size_t need = (size_t)la + lb;
+    if (need > t->scratchcap) {
+        uint8_t *ns = realloc(t->scratch, need * 2);
+        if (!ns) return UINT32_MAX;
+        t->scratch = ns;
+        t->scratchcap = need * 2;
+    }
+    memcpy(t->scratch, t->tokmap.arena + t->tok_off[a], la);
+    memcpy(t->scratch + la, t->tokmap.arena + t->tok_off[b], lb);
+    int fresh;
+    bm_slot *ts = bm_upsert(&t->tokmap, t->scratch, (uint32_t)need, &fresh);
+    if (!ts) return UINT32_MAX;
+    if (fresh) {
+        ts->value = t->ntok;
+        if (tok_add(t, ts->off, (uint32_t)need)) return UINT32_MAX;
+    }
+    return (uint32_t)ts->value;
+}
+
+static int record_merge(bt_trainer *t, uint32_t a, uint32_t b, uint32_t rep) {
+    if (t->nmerges == t->mergecap) {
+        size_t ncap = t->mergecap ? t->mergecap * 2 : 1024;
+        uint32_t *nm = realloc(t->merges, ncap * 3 * sizeof(uint32_t));
+        if (!nm) return -1;
+        t->merges = nm;
+        t->mergecap = ncap;
+    }
+    t->merges[3 * t->nmerges] = a;
+    t->merges[3 * t->nmerges + 1] = b;
+    t->merges[3 * t->nmerges + 2] = rep;
+    t->nmerges++;
+    return 0;
+}
+
+/* Merges the pair in every word of the set (HF: top.pos), prefetching words ahead: the words
+   are scattered, so this loop waits on memory more than it computes. */
+static int merge_words(bt_trainer *t, const word_set *ws, uint32_t a, uint32_t b, uint32_t rep) {
+    const uint32_t *pos = ws->pos;
+    uint32_t n = ws->npos;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + 8 < n) __builtin_prefetch(&t->words[pos[i + 8]]);
+        if (i + 4 < n) __builtin_prefetch(t->sym + t->words[pos[i + 4]].off);
+        if (merge_word(t, pos[i], a, b, rep)) return -1;
+    }
     return 0;
 }
 
@@ -688,74 +844,30 @@ int bt_trainer_run(bt_trainer *t, uint64_t max_merges) {
             t->done = 1;
             break;
         }
-        hp_entry top = hp_pop(t);
-        pc_slot *ps = pc_find(t, top.a, top.b);
-        uint64_t cur = (uint64_t)(int64_t)ps->count;
+        hp_node top = hp_pop(t);
+        uint32_t a = (uint32_t)(top.pair >> 32), b = (uint32_t)top.pair;
+        uint64_t cur = (uint64_t)(int64_t)pc_find(t, a, b)->count;
         if (top.count != cur) {
             top.count = cur;
             if (hp_push(t, top)) {
-                free(top.pos);
+                set_drop(t, top.set);
                 return -1;
             }
             continue;
         }
         if (top.count < 1 || t->min_frequency > top.count) {
-            free(top.pos);
+            set_drop(t, top.set);
             t->done = 1;
             break;
         }
-        /* the new token: its bytes, and its id (an existing token keeps its id) */
-        uint32_t la = t->tok_len[top.a], lb = t->tok_len[top.b];
-        size_t need = (size_t)la + lb;
-        if (need > t->scratchcap) {
-            size_t ncap = need * 2;
-            uint8_t *ns = realloc(t->scratch, ncap);
-            if (!ns) {
-                free(top.pos);
-                return -1;
-            }
-            t->scratch = ns;
-            t->scratchcap = ncap;
-        }
-        memcpy(t->scratch, t->tokmap.arena + t->tok_off[top.a], la);
-        memcpy(t->scratch + la, t->tokmap.arena + t->tok_off[top.b], lb);
-        int fresh;
-        bm_slot *ts = bm_upsert(&t->tokmap, t->scratch, (uint32_t)need, &fresh);
-        if (!ts) {
-            free(top.pos);
+        uint32_t rep = token_of_pair(t, a, b);
+        if (rep == UINT32_MAX || record_merge(t, a, b, rep)) {
+            set_drop(t, top.set);
             return -1;
         }
-        if (fresh) {
-            ts->value = t->ntok;
-            if (tok_add(t, ts->off, (uint32_t)need)) {
-                free(top.pos);
-                return -1;
-            }
-        }
-        uint32_t rep = (uint32_t)ts->value;
-        if (t->nmerges == t->mergecap) {
-            size_t ncap = t->mergecap ? t->mergecap * 2 : 1024;
-            uint32_t *nm = realloc(t->merges, ncap * 3 * sizeof(uint32_t));
-            if (!nm) {
-                free(top.pos);
-                return -1;
-            }
-            t->merges = nm;
-            t->mergecap = ncap;
-        }
-        t->merges[3 * t->nmerges] = top.a;
-        t->merges[3 * t->nmerges + 1] = top.b;
-        t->merges[3 * t->nmerges + 2] = rep;
-        t->nmerges++;
-        t->gen++;
-        for (uint32_t i = 0; i < top.npos; i++) {
-            if (merge_word(t, top.pos[i], top.a, top.b, rep)) {
-                free(top.pos);
-                return -1;
-            }
-        }
-        free(top.pos);
-        if (flush_lists(t)) return -1;
+        int rc = merge_words(t, &t->sets[top.set], a, b, rep);
+        set_drop(t, top.set);
+        if (rc || flush_lists(t)) return -1;
         max_merges--;
     }
     return 0;
@@ -767,13 +879,42 @@ void bt_trainer_merges(const bt_trainer *t, uint32_t *out) {
     if (t->nmerges) memcpy(out, t->merges, t->nmerges * 3 * sizeof(uint32_t));
 }
 
+size_t bt_trainer_saved_merges(const bt_trainer *t, uint32_t *out) {
+    size_t n = t->nmerges, cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    uint64_t *seen = calloc(cap, sizeof(uint64_t)); /* pair + 1; 0: empty */
+    if (!seen) return SIZE_MAX;
+    size_t k = n; /* filled from the back: the last merge of each pair is kept */
+    for (size_t r = n; r-- > 0;) {
+        uint64_t key = (((uint64_t)t->merges[3 * r] << 32) | t->merges[3 * r + 1]) + 1;
+        size_t j = pc_index(key, cap - 1);
+        while (seen[j] && seen[j] != key) j = (j + 1) & (cap - 1);
+        if (seen[j]) continue;
+        seen[j] = key;
+        k--;
+        out[2 * k] = t->merges[3 * r];
+        out[2 * k + 1] = t->merges[3 * r + 1];
+    }
+    free(seen);
+    memmove(out, out + 2 * k, (n - k) * 2 * sizeof(uint32_t));
+    return n - k;
+}
+
 size_t bt_trainer_n_tokens(const bt_trainer *t) { return t->ntok; }
 
-const uint8_t *bt_trainer_token(const bt_trainer *t, uint32_t id, uint32_t *len) {
-    if (id >= t->ntok || t->tok_len[id] == UINT32_MAX) {
-        *len = 0;
-        return NULL;
+size_t bt_trainer_token_bytes(const bt_trainer *t) {
+    size_t total = 0;
+    for (size_t i = 0; i < t->ntok; i++)
+        if (t->tok_len[i] != UINT32_MAX) total += t->tok_len[i];
+    return total;
+}
+
+void bt_trainer_tokens(const bt_trainer *t, uint8_t *blob, uint32_t *lens) {
+    size_t off = 0;
+    for (size_t i = 0; i < t->ntok; i++) {
+        lens[i] = t->tok_len[i];
+        if (t->tok_len[i] == UINT32_MAX) continue;
+        memcpy(blob + off, t->tokmap.arena + t->tok_off[i], t->tok_len[i]);
+        off += t->tok_len[i];
     }
-    *len = t->tok_len[id];
-    return t->tokmap.arena + t->tok_off[id];
 }

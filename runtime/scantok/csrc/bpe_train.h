@@ -60,9 +60,15 @@ int bt_trainer_run(bt_trainer *t, uint64_t max_merges);
    3 ids each (left, right, new token). */
 size_t bt_trainer_n_merges(const bt_trainer *t);
 void bt_trainer_merges(const bt_trainer *t, uint32_t *out);
-/* The vocabulary: ids 0..n_tokens-1; a token's bytes (NULL for a special token that has no
-   byte-level spelling). */
+/* The merges as HF's saved tokenizer lists them: each pair once, at its last merge, in merge
+   order; 2 ids each in out (room for 2 * n_merges).  Returns their number, or SIZE_MAX on out
+   of memory. */
+size_t bt_trainer_saved_merges(const bt_trainer *t, uint32_t *out);
+/* The vocabulary: ids 0..n_tokens-1.  bt_trainer_tokens writes every token's bytes,
+   concatenated, to blob (room for bt_trainer_token_bytes) and their lengths to lens
+   (UINT32_MAX for a special token that has no byte-level spelling). */
 size_t bt_trainer_n_tokens(const bt_trainer *t);
-const uint8_t *bt_trainer_token(const bt_trainer *t, uint32_t id, uint32_t *len);
+size_t bt_trainer_token_bytes(const bt_trainer *t);
+void bt_trainer_tokens(const bt_trainer *t, uint8_t *blob, uint32_t *lens);
 /* cdef:end */
 #endif
