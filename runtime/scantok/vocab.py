@@ -276,7 +276,16 @@ class RankTable:
             ra, oa = array.array("I", ranks), array.array("I", offs)
             ra.byteswap()
             oa.byteswap()
-        return cls(b"".join([_HEADER.pack(_MAGIC, n, 0, len(blob)), ra.tobytes(), oa.tobytes(), blob]))
+        return cls._sealed([ra.tobytes(), oa.tobytes(), blob], n, len(blob))
+
+    @classmethod
+    def _sealed(cls, parts, n: int, blob_len: int) -> "RankTable":
+        """The table of the header-less parts (ranks, offsets, blob), with its checksum."""
+        raw = bytearray(_HEADER.pack(_MAGIC, n, 0, blob_len, 0))
+        for part in parts:
+            raw += part
+        struct.pack_into("<Q", raw, _CHECKSUM_AT, _checksum(raw))
+        return cls(bytes(raw))
 
     @classmethod
     def from_ranks(cls, ranks: dict[bytes, int]) -> "RankTable":
@@ -297,11 +306,7 @@ class RankTable:
         if sys.byteorder != "little":
             ra.byteswap()
             oa.byteswap()
-        raw = bytearray(b"".join(
-            [_HEADER.pack(_MAGIC, n, 0, pos, 0), ra.tobytes(), oa.tobytes(), b"".join(t for t, _r in items)]
-        ))
-        struct.pack_into("<Q", raw, _CHECKSUM_AT, _checksum(raw))
-        return cls(bytes(raw))
+        return cls._sealed([ra.tobytes(), oa.tobytes(), b"".join(t for t, _r in items)], n, pos)
 
     def to_dict(self) -> dict[bytes, int]:
         raw = self.raw
