@@ -19,6 +19,9 @@ __all__ += ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_mod
 # and `import scantok; scantok.get_encoding(...)` should not pay for them.
 _LAZY = {"CharTokenizer": ".char", "WordLevel": ".wordlevel", "train_wordlevel": ".wordlevel"}
 
+# HuggingFace tokenizer.json (BPE / WordLevel) tokenizer (issue 10), imported on first use
+_LAZY.update({"Tokenizer": ".hf.tokenizer", "HFError": ".hf.errors", "UnsupportedComponentError": ".hf.errors"})
+
 __all__ += list(_LAZY)
 
 

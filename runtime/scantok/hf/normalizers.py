@@ -293,8 +293,9 @@ def _bert(ns: _NS, clean_text: bool, chinese: bool, strip_accents: bool | None, 
         _lowercase(ns)
 
 
-def _norm_steps(spec: Any, where: str = "normalizer") -> list:
-    """Compiles a HF normalizer JSON object into a list of callables on _NS."""
+def _norm_steps(spec: Any, where: str = "normalizer", extended: bool = False) -> list:
+    """Compiles a HF normalizer JSON object into a list of callables on _NS (``extended``:
+    also Replace and Prepend, which scantok.Tokenizer supports and WordLevel does not)."""
     if spec is None:
         return []
     if not isinstance(spec, Mapping) or "type" not in spec:
@@ -303,7 +304,7 @@ def _norm_steps(spec: Any, where: str = "normalizer") -> list:
     if t == "Sequence":
         out = []
         for i, sub in enumerate(spec.get("normalizers", [])):
-            out.extend(_norm_steps(sub, f"{where}.normalizers[{i}]"))
+            out.extend(_norm_steps(sub, f"{where}.normalizers[{i}]", extended))
         return out
     if t == "Lowercase":
         return [_lowercase]
@@ -321,7 +322,68 @@ def _norm_steps(spec: Any, where: str = "normalizer") -> list:
             bool(spec.get("lowercase", True)),
         )
         return [lambda ns: _bert(ns, *args)]
+    if t == "Replace" and extended:
+        pat = spec.get("pattern")
+        content = spec.get("content")
+        if not isinstance(content, str):
+            raise WordLevelError(f"{where}: Replace needs a string 'content'")
+        return [lambda ns, m=_pattern_matcher(pat, where), c=content: _replace(ns, m, c)]
+    if t == "Prepend" and extended:
+        pre = spec.get("prepend")
+        if not isinstance(pre, str):
+            raise WordLevelError(f"{where}: Prepend needs a string 'prepend'")
+        return [lambda ns, p=pre: _prepend(ns, p)]
     raise UnsupportedComponentError(f"{where}: unsupported normalizer type {t!r}")
+
+
+def _pattern_matcher(pat: Any, where: str):
+    """The matcher of a HF pattern object: ``{"String": s}`` or ``{"Regex": r}`` (Oniguruma)."""
+    from .patterns import _Matcher, _regex_matcher
+
+    if isinstance(pat, Mapping) and isinstance(pat.get("String"), str):
+        return _Matcher(None, "", literal=pat["String"])
+    if isinstance(pat, Mapping) and isinstance(pat.get("Regex"), str):
+        return _regex_matcher(pat["Regex"])
+    raise WordLevelError(f"{where}: pattern must be {{'String': ...}} or {{'Regex': ...}}")
+
+
+def _replace(ns: _NS, matcher, content: str) -> None:
+    """HF's NormalizedString::replace: each match is removed and ``content`` inserted, every
+    inserted char aligned like the match's last char."""
+    spans = [(a, b) for a, b in matcher.spans(ns.text) if b > a]
+    if not spans:
+        return
+    t = ns.text
+    if not ns.track:
+        parts, pos = [], 0
+        for a, b in spans:
+            parts += (t[pos:a], content)
+            pos = b
+        parts.append(t[pos:])
+        ns.text = "".join(parts)
+        return
+    old = ns.materialize()
+    text, align, pos = [], [], 0
+    for a, b in spans:
+        text += (t[pos:a], content)
+        align += old[pos:a]
+        align += [old[b - 1]] * len(content)
+        pos = b
+    text.append(t[pos:])
+    align += old[pos:]
+    ns.text = "".join(text)
+    ns.align = align
+
+
+def _prepend(ns: _NS, prefix: str) -> None:
+    """HF's NormalizedString::prepend (on a non-empty string): the prefix is aligned like the
+    first char."""
+    if not ns.text or not prefix:
+        return
+    if ns.track:
+        old = ns.materialize()
+        ns.align = [old[0]] * len(prefix) + old
+    ns.text = prefix + ns.text
 
 
 

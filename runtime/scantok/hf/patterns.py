@@ -156,6 +156,7 @@ def _regex_matcher(pattern: str) -> _Matcher:
         m = _MATCHER_CACHE.get(key)
         if m is None:
             m = _MATCHER_CACHE[key] = _Matcher(None, translated)
+            m.onig_pattern = pattern
         return m
     m = _MATCHER_CACHE.get(key)
     if m is None:
@@ -169,5 +170,6 @@ def _regex_matcher(pattern: str) -> _Matcher:
                     name = ffi.string(lib.scantok_scanner_name(dfa)).decode()
                     break
         m = _Matcher(name, pattern)
+        m.onig_pattern = pattern
         _MATCHER_CACHE[key] = m
     return m

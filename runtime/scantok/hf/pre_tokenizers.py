@@ -158,3 +158,90 @@ _PRETOK_NAMES = {
     "punctuation": {"type": "Punctuation", "behavior": "Isolated"},
     "digits": {"type": "Digits", "individual_digits": False},
 }
+
+
+# ------------------------------------------------------------------------------------------------
+# pre-tokenizers that transform their pieces (scantok.Tokenizer): ByteLevel and Metaspace
+# ------------------------------------------------------------------------------------------------
+# tokenizers' ByteLevel regex (GPT-2's), run by Oniguruma
+BYTE_LEVEL_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+def _bytes_to_unicode() -> list[str]:
+    """GPT-2's byte -> printable character map (ByteLevel's alphabet)."""
+    bs = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    table = [""] * 256
+    for b, c in zip(bs, cs):
+        table[b] = chr(c)
+    return table
+
+
+BYTE_CHARS = _bytes_to_unicode()
+CHAR_BYTES = {c: b for b, c in enumerate(BYTE_CHARS)}
+
+
+class ByteLevelOp:
+    """ByteLevel: an optional prefix space per piece, GPT-2's regex (Isolated), then every
+    character replaced by the characters of its UTF-8 bytes."""
+
+    __slots__ = ("add_prefix_space", "use_regex", "step")
+
+    def __init__(self, add_prefix_space: bool, use_regex: bool):
+        self.add_prefix_space = add_prefix_space
+        self.use_regex = use_regex
+        self.step = _Step(_regex_matcher(BYTE_LEVEL_PATTERN), "Isolated") if use_regex else None
+
+
+class MetaspaceOp:
+    """Metaspace: spaces become the replacement character, a prefix by prepend_scheme, then a
+    split before every replacement character (MergedWithNext)."""
+
+    __slots__ = ("replacement", "prepend_scheme", "step")
+
+    def __init__(self, replacement: str, prepend_scheme: str, split: bool):
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.step = _Step(_Matcher(None, "", literal=replacement), "MergedWithNext") if split else None
+
+
+def _bool(spec: Mapping, key: str, default: bool, where: str) -> bool:
+    v = spec.get(key, default)
+    if not isinstance(v, bool):
+        raise WordLevelError(f"{where}: {key} must be a boolean, got {v!r}")
+    return v
+
+
+def pretok_ops(spec: Any, where: str = "pre_tokenizer") -> list:
+    """A HF pre-tokenizer JSON object as a flat list of operations applied in turn to every
+    piece: ``_Step`` (a split), :class:`ByteLevelOp`, :class:`MetaspaceOp`."""
+    if spec is None:
+        return []
+    if not isinstance(spec, Mapping) or "type" not in spec:
+        raise WordLevelError(f"{where}: expected an object with a 'type', got {spec!r}")
+    t = spec["type"]
+    if t == "Sequence":
+        subs = spec.get("pretokenizers")
+        if not isinstance(subs, list):
+            raise WordLevelError(f"{where}: Sequence needs a 'pretokenizers' list")
+        ops: list = []
+        for i, sub in enumerate(subs):
+            ops.extend(pretok_ops(sub, f"{where}.pretokenizers[{i}]"))
+        return ops
+    if t == "ByteLevel":
+        return [ByteLevelOp(_bool(spec, "add_prefix_space", True, where), _bool(spec, "use_regex", True, where))]
+    if t == "Metaspace":
+        rep = spec.get("replacement", "\u2581")
+        if not isinstance(rep, str) or len(rep) != 1:
+            raise WordLevelError(f"{where}: Metaspace replacement must be one character")
+        scheme = spec.get("prepend_scheme", "always")
+        if scheme not in ("always", "first", "never"):
+            raise WordLevelError(f"{where}: unknown prepend_scheme {scheme!r}")
+        return [MetaspaceOp(rep, scheme, _bool(spec, "split", True, where))]
+    return [step for stage in _pretok_steps(spec, where) for step in stage]

@@ -1,0 +1,490 @@
+/* HuggingFace-style BPE (merge ranks of id pairs) and split stages.  See hf_bpe.h. */
+#include "hf_bpe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EMPTY_KEY UINT64_MAX
+#define NO_RANK UINT32_MAX
+#define CACHE_BITS 14
+#define CACHE_KEY 22
+#define CACHE_IDS 8
+#define LINEAR_MAX 64
+
+struct hfb_model {
+    uint64_t *keys;     /* (a << 32) | b, EMPTY_KEY when free */
+    uint32_t *ranks;
+    uint32_t *new_ids;
+    size_t mask;
+    uint32_t n_ids;
+    int32_t byte_ids[256];
+    const uint32_t *tok_len;
+    const vt_table *whole;
+    uint64_t generation; /* changes with every build step: caches of an older model are void */
+};
+
+typedef struct {
+    uint64_t hash;      /* 0: empty */
+    uint8_t klen, nids;
+    uint8_t key[CACHE_KEY];
+    uint32_t ids[CACHE_IDS];
+} cache_slot;
+
+struct hfb_cache {
+    const hfb_model *model;
+    uint64_t generation;
+    cache_slot slots[1u << CACHE_BITS];
+};
+
+static uint64_t model_generation = 1;
+
+static inline size_t pair_slot(uint64_t key, size_t mask) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
+    hfb_model *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    size_t cap = 16;
+    while (cap < 2 * n_merges + 16) cap <<= 1;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->ranks = malloc(cap * sizeof *m->ranks);
+    m->new_ids = malloc(cap * sizeof *m->new_ids);
+    if (!m->keys || !m->ranks || !m->new_ids) {
+        hfb_free(m);
+        return NULL;
+    }
+    memset(m->keys, 0xFF, cap * sizeof *m->keys);
+    m->mask = cap - 1;
+    m->n_ids = n_ids;
+    for (int b = 0; b < 256; b++) m->byte_ids[b] = -1;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return m;
+}
+
+void hfb_free(hfb_model *m) {
+    if (!m) return;
+    free(m->keys);
+    free(m->ranks);
+    free(m->new_ids);
+    free(m);
+}
+
+int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
+                   size_t n) {
+    size_t used = 0;
+    for (size_t i = 0; i <= m->mask; i++) used += m->keys[i] != EMPTY_KEY;
+    if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = ((uint64_t)a[i] << 32) | b[i];
+        size_t s = pair_slot(key, m->mask);
+        while (m->keys[s] != EMPTY_KEY && m->keys[s] != key) s = (s + 1) & m->mask;
+        m->keys[s] = key;
+        m->ranks[s] = (uint32_t)i;
+        m->new_ids[s] = new_id[i];
+    }
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len,
+                  const void *whole) {
+    memcpy(m->byte_ids, byte_ids, sizeof m->byte_ids);
+    m->tok_len = tok_len;
+    m->whole = (const vt_table *)whole;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uint32_t *new_id) {
+    uint64_t key = ((uint64_t)a << 32) | b;
+    size_t s = pair_slot(key, m->mask);
+    for (;;) {
+        uint64_t k = m->keys[s];
+        if (k == key) {
+            *new_id = m->new_ids[s];
+            return m->ranks[s];
+        }
+        if (k == EMPTY_KEY) return NO_RANK;
+        s = (s + 1) & m->mask;
+    }
+}
+
+/* Few symbols: find the lowest rank (leftmost on ties) by a scan, merge, repeat. */
+static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    uint32_t rank[LINEAR_MAX], nid[LINEAR_MAX];
+    for (size_t i = 0; i + 1 < n; i++) rank[i] = pair_rank(m, ids[i], ids[i + 1], &nid[i]);
+    while (n > 1) {
+        uint32_t best = NO_RANK;
+        size_t bi = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (rank[i] < best) {
+                best = rank[i];
+                bi = i;
+            }
+        if (best == NO_RANK) break;
+        ids[bi] = nid[bi];
+        if (lens) lens[bi] += lens[bi + 1];
+        size_t tail = n - bi - 2;
+        memmove(ids + bi + 1, ids + bi + 2, tail * sizeof *ids);
+        if (lens) memmove(lens + bi + 1, lens + bi + 2, tail * sizeof *lens);
+        if (tail) {
+            memmove(rank + bi + 1, rank + bi + 2, (tail - 1) * sizeof *rank);
+            memmove(nid + bi + 1, nid + bi + 2, (tail - 1) * sizeof *nid);
+        }
+        n--;
+        if (bi + 1 < n) rank[bi] = pair_rank(m, ids[bi], ids[bi + 1], &nid[bi]);
+        if (bi > 0) rank[bi - 1] = pair_rank(m, ids[bi - 1], ids[bi], &nid[bi - 1]);
+    }
+    return n;
+}
+
+typedef struct {
+    uint32_t rank, pos, new_id;
+} heap_entry;
+
+static inline int heap_less(const heap_entry *x, const heap_entry *y) {
+    return x->rank < y->rank || (x->rank == y->rank && x->pos < y->pos);
+}
+
+static void heap_push(heap_entry *h, size_t *len, heap_entry e) {
+    size_t i = (*len)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(&e, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = e;
+}
+
+static heap_entry heap_pop(heap_entry *h, size_t *len) {
+    heap_entry top = h[0], last = h[--*len];
+    size_t i = 0, n = *len;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && heap_less(&h[c + 1], &h[c])) c++;
+        if (!heap_less(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n) h[i] = last;
+    return top;
+}
+
+/* Many symbols: tokenizers' Word::merge_all (a heap of (rank, position) with stale entries
+   skipped), O(n log n). */
+static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    int32_t *prev = malloc(n * sizeof *prev), *next = malloc(n * sizeof *next);
+    uint8_t *alive = malloc(n);
+    heap_entry *heap = malloc(3 * n * sizeof *heap);
+    if (!prev || !next || !alive || !heap) {
+        free(prev), free(next), free(alive), free(heap);
+        return SIZE_MAX;
+    }
+    size_t hl = 0;
+    for (size_t i = 0; i < n; i++) {
+        prev[i] = (int32_t)i - 1;
+        next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
+        alive[i] = 1;
+        if (i + 1 < n) {
+            uint32_t nid, r = pair_rank(m, ids[i], ids[i + 1], &nid);
+            if (r != NO_RANK) heap_push(heap, &hl, (heap_entry){r, (uint32_t)i, nid});
+        }
+    }
+    while (hl) {
+        heap_entry t = heap_pop(heap, &hl);
+        uint32_t p = t.pos;
+        if (!alive[p] || next[p] < 0) continue;
+        uint32_t nx = (uint32_t)next[p], nid;
+        if (pair_rank(m, ids[p], ids[nx], &nid) == NO_RANK || nid != t.new_id) continue;
+        ids[p] = t.new_id;
+        if (lens) lens[p] += lens[nx];
+        alive[nx] = 0;
+        next[p] = next[nx];
+        if (next[p] >= 0) prev[next[p]] = (int32_t)p;
+        uint32_t r;
+        if (prev[p] >= 0 && (r = pair_rank(m, ids[prev[p]], ids[p], &nid)) != NO_RANK)
+            heap_push(heap, &hl, (heap_entry){r, (uint32_t)prev[p], nid});
+        if (next[p] >= 0 && (r = pair_rank(m, ids[p], ids[next[p]], &nid)) != NO_RANK)
+            heap_push(heap, &hl, (heap_entry){r, p, nid});
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (alive[i]) {
+            ids[k] = ids[i];
+            if (lens) lens[k] = lens[i];
+            k++;
+        }
+    free(prev), free(next), free(alive), free(heap);
+    return k;
+}
+
+size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    return n <= LINEAR_MAX ? merge_linear(m, ids, lens, n) : merge_heap(m, ids, lens, n);
+}
+
+hfb_cache *hfb_cache_new(void) { return calloc(1, sizeof(hfb_cache)); }
+void hfb_cache_free(hfb_cache *c) { free(c); }
+
+static inline uint64_t key_hash(const uint8_t *p, size_t len) {
+    uint64_t w[3] = {0, 0, 0};
+    memcpy(w, p, len);
+    uint64_t h = (w[0] ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31) ^ w[1]) * 0x94D049BB133111EBull;
+    h = (h ^ (h >> 29) ^ w[2] ^ ((uint64_t)len << 56)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return h | 1;
+}
+
+/* The ids of one piece (raw bytes) into out[] (room for len).  Returns the count or HFB_SLOW. */
+static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
+                            uint32_t *out) {
+    if (m->whole) {
+        int32_t id = vt_get(m->whole, (const char *)p, len);
+        if (id >= 0) {
+            out[0] = (uint32_t)id;
+            return 1;
+        }
+    }
+    cache_slot *slot = NULL;
+    uint64_t h = 0;
+    if (c && len <= CACHE_KEY) {
+        if (c->model != m || c->generation != m->generation) {
+            memset(c->slots, 0, sizeof c->slots);
+            c->model = m;
+            c->generation = m->generation;
+        }
+        h = key_hash(p, len);
+        slot = &c->slots[h & ((1u << CACHE_BITS) - 1)];
+        if (slot->hash == h && slot->klen == len && memcmp(slot->key, p, len) == 0) {
+            memcpy(out, slot->ids, slot->nids * sizeof *out);
+            return slot->nids;
+        }
+    }
+    for (size_t i = 0; i < len; i++) {
+        int32_t id = m->byte_ids[p[i]];
+        if (id < 0) return HFB_SLOW;
+        out[i] = (uint32_t)id;
+    }
+    size_t k = hfb_merge(m, out, NULL, len);
+    if (k == SIZE_MAX) return HFB_NOMEM;
+    if (slot && k <= CACHE_IDS) {
+        slot->hash = h;
+        slot->klen = (uint8_t)len;
+        slot->nids = (uint8_t)k;
+        memcpy(slot->key, p, len);
+        memcpy(slot->ids, out, k * sizeof *out);
+    }
+    return (int64_t)k;
+}
+
+/* ---- split stages ---------------------------------------------------------------------- */
+typedef struct {
+    uint32_t *a, *b;   /* two piece lists of capacity cap */
+    uint32_t *ms, *me; /* scanner matches */
+    uint32_t *cidx;    /* byte -> code point index (offsets only) */
+    size_t cap;
+} scratch;
+
+static int scratch_grow(scratch *s, size_t n, int offsets) {
+    if (n + 1 > s->cap || (offsets && !s->cidx)) {
+        size_t cap = n + 1 > s->cap ? n + 1 : s->cap;
+        free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx);
+        memset(s, 0, sizeof *s);
+        s->a = malloc(2 * cap * sizeof(uint32_t));
+        s->b = malloc(2 * cap * sizeof(uint32_t));
+        s->ms = malloc(cap * sizeof(uint32_t));
+        s->me = malloc(cap * sizeof(uint32_t));
+        s->cidx = offsets ? malloc((cap + 1) * sizeof(uint32_t)) : NULL;
+        if (!s->a || !s->b || !s->ms || !s->me || (offsets && !s->cidx)) return -1;
+        s->cap = cap;
+    }
+    return 0;
+}
+
+static void scratch_free(scratch *s) {
+    free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx);
+}
+
+/* Pieces are stored as pairs (start, end) in one array. */
+typedef struct {
+    uint32_t *out;
+    size_t k;
+    int have;          /* a pending piece */
+    uint32_t ps, pe;
+} emitter;
+
+static inline void flush(emitter *e) {
+    if (e->have && e->pe > e->ps) {
+        e->out[2 * e->k] = e->ps;
+        e->out[2 * e->k + 1] = e->pe;
+        e->k++;
+    }
+    e->have = 0;
+}
+
+static inline void start_piece(emitter *e, uint32_t a, uint32_t b) {
+    flush(e);
+    e->have = 1;
+    e->ps = a;
+    e->pe = b;
+}
+
+/* One mark (a part of the piece, a match or not) under a behaviour; prevm is the previous
+   mark's flag, pend (MergedWithNext) says a match waits for the next mark. */
+static void split_piece(const scantok_dfa *dfa, int behavior, const uint8_t *data, uint32_t ps,
+                        uint32_t pe, scratch *s, emitter *e) {
+    size_t nm = scantok_scan(dfa, data + ps, pe - ps, 0, s->ms, s->me, NULL);
+    int invert = behavior & 8, beh = behavior & 7;
+    if (beh == 0 && invert) { /* keep the matches only */
+        for (size_t i = 0; i < nm; i++) start_piece(e, ps + s->ms[i], ps + s->me[i]);
+        flush(e);
+        return;
+    }
+    int prevm = 0, first = 1;
+    uint32_t pos = 0, len = pe - ps;
+    size_t i = 0;
+    while (pos < len) {
+        uint32_t a, b;
+        int m;
+        if (i < nm && s->ms[i] == pos) {
+            a = s->ms[i], b = s->me[i], m = 1;
+            i++;
+        } else {
+            a = pos, b = i < nm ? s->ms[i] : len, m = 0;
+        }
+        pos = b;
+        if (invert) m = !m;
+        a += ps, b += ps;
+        switch (beh) {
+        case 1: /* Isolated */
+            start_piece(e, a, b);
+            break;
+        case 0: /* Removed */
+            if (!m) start_piece(e, a, b);
+            else flush(e);
+            break;
+        case 4: /* Contiguous */
+            if (m == prevm && !first && e->have) e->pe = b;
+            else start_piece(e, a, b);
+            break;
+        case 2: /* MergedWithPrevious */
+            if (m && !prevm && !first && e->have) e->pe = b;
+            else start_piece(e, a, b);
+            break;
+        case 3: /* MergedWithNext: a match takes the non-match after it */
+            if (!m && prevm && e->have) e->pe = b;
+            else start_piece(e, a, b);
+            break;
+        }
+        prevm = m;
+        first = 0;
+    }
+    flush(e);
+}
+
+static int64_t pretokenize_into(const scantok_dfa *const *dfas, const int32_t *behaviors,
+                             size_t nstages, const uint8_t *data, size_t n, scratch *s,
+                             uint32_t **pieces) {
+    uint32_t *cur = s->a, *nxt = s->b;
+    size_t k = 0;
+    if (n) {
+        cur[0] = 0;
+        cur[1] = (uint32_t)n;
+        k = 1;
+    }
+    for (size_t st = 0; st < nstages; st++) {
+        emitter e = {nxt, 0, 0, 0, 0};
+        for (size_t i = 0; i < k; i++) split_piece(dfas[st], behaviors[st], data, cur[2 * i], cur[2 * i + 1], s, &e);
+        k = e.k;
+        uint32_t *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    *pieces = cur;
+    return (int64_t)k;
+}
+
+int64_t hfb_pretokenize(const scantok_dfa *const *dfas, const int32_t *behaviors, size_t nstages,
+                        const uint8_t *data, size_t n, uint32_t *starts, uint32_t *ends) {
+    scratch s = {0};
+    if (scratch_grow(&s, n, 0) < 0) {
+        scratch_free(&s);
+        return HFB_NOMEM;
+    }
+    uint32_t *pieces;
+    int64_t k = pretokenize_into(dfas, behaviors, nstages, data, n, &s, &pieces);
+    for (int64_t i = 0; i < k; i++) {
+        starts[i] = pieces[2 * i];
+        ends[i] = pieces[2 * i + 1];
+    }
+    scratch_free(&s);
+    return k;
+}
+
+static int64_t encode_text(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
+                           const int32_t *behaviors, size_t nstages, const uint8_t *data,
+                           size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, scratch *s) {
+    if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
+    uint32_t *pieces;
+    int64_t k = pretokenize_into(dfas, behaviors, nstages, data, n, s, &pieces);
+    if (starts) {
+        uint32_t cnt = 0;
+        for (size_t b = 0; b < n; b++) {
+            s->cidx[b] = cnt;
+            cnt += (data[b] & 0xC0) != 0x80;
+        }
+        s->cidx[n] = cnt;
+    }
+    size_t out = 0;
+    for (int64_t i = 0; i < k; i++) {
+        uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
+        int64_t r = encode_piece(m, c, data + ps, pe - ps, ids + out);
+        if (r < 0) return r;
+        if (starts) {
+            uint32_t pos = ps;
+            for (int64_t j = 0; j < r; j++) {
+                uint32_t e = pos + m->tok_len[ids[out + j]];
+                if (e > pe) e = pe; /* defensive: lengths come from the vocabulary */
+                starts[out + j] = s->cidx[pos + 1] - 1;
+                ends[out + j] = s->cidx[e];
+                pos = e;
+            }
+        }
+        out += (size_t)r;
+    }
+    return (int64_t)out;
+}
+
+int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
+                   const int32_t *behaviors, size_t nstages, const uint8_t *data, size_t n,
+                   uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+    if (!m->tok_len) return HFB_SLOW;
+    scratch s = {0};
+    int64_t r = encode_text(m, c, dfas, behaviors, nstages, data, n, ids, starts, ends, &s);
+    scratch_free(&s);
+    return r;
+}
+
+int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
+                         const int32_t *behaviors, size_t nstages, const uint8_t *data,
+                         const uint64_t *offsets, size_t ntexts, uint32_t *ids, int64_t *counts) {
+    scratch s = {0};
+    for (size_t i = 0; i < ntexts; i++) {
+        if (!m->tok_len) {
+            counts[i] = HFB_SLOW;
+            continue;
+        }
+        int64_t r = encode_text(m, c, dfas, behaviors, nstages, data + offsets[i],
+                                offsets[i + 1] - offsets[i], ids + offsets[i], NULL, NULL, &s);
+        if (r == HFB_NOMEM) {
+            scratch_free(&s);
+            return HFB_NOMEM;
+        }
+        counts[i] = r;
+    }
+    scratch_free(&s);
+    return 0;
+}
