@@ -5,17 +5,17 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 import tomllib
 from pathlib import Path
 
+from . import compiler
 from . import ucd as ucd_mod
-from .determinize import determinize
 from .emit import Spec, environment, render_common, render_scanner
-from .minimize import minimize
-from .nfa import build
-from .parse import PatternError, parse
+
+PatternError = compiler.PatternError
 
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ROOT / "gen" / "patterns"
@@ -33,9 +33,24 @@ def load_spec(path: Path) -> Spec:
     return Spec(name=data["name"], pattern=data["pattern"], description=data.get("description", ""), source=raw)
 
 
-def compile_pattern(pattern: str, ucd):
+def compile_pattern(pattern: str, ucd, flavor: str = "regex"):
     """pattern text → minimised DFA (raises PatternError)."""
-    return minimize(determinize(build(parse(pattern, ucd))))
+    return compiler.compile_dfa(pattern, ucd, flavor=flavor)
+
+
+def write_unicode_tables(tables: list, quiet: bool) -> None:
+    """The compact property tables scantok.compile reads at run time (runtime/scantok/compiler/data/)."""
+    uni = compiler.unicode
+    uni.DATA_DIR.mkdir(parents=True, exist_ok=True)
+    for ucd in tables:
+        spec = ucd_mod.version_spec(ucd.version)
+        source = hashlib.sha256("".join(f"{f.name} {f.sha256}\n" for f in spec.files).encode()).hexdigest()
+        data = uni.dump(ucd, compiler.GENERATOR_VERSION, source)
+        path = uni.table_path(ucd.version)
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        if not quiet:
+            print(f"{path.name}: {len(data)} bytes", file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -60,6 +75,7 @@ def main(argv=None) -> int:
         if not args.quiet:
             print(f"{spec.name}: {len(dfa.trans)} states, {dfa.nclasses} classes "
                   f"({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+    write_unicode_tables([ucd], args.quiet)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob("scanner_*.c"):

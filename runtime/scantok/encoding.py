@@ -149,6 +149,8 @@ def _check_rc(rc: int) -> None:
 
 
 def _scanner_for(pat_str: str, scanner_name: str | None):
+    """The shipped scanner of `pat_str` if there is one, else the pattern compiled at run time
+    (scantok.compile: PatternError if it is outside the supported subset)."""
     import scantok
 
     if scanner_name is not None:
@@ -157,12 +159,7 @@ def _scanner_for(pat_str: str, scanner_name: str | None):
         sc = scantok.scanner(name)
         if sc.pattern == pat_str:
             return sc
-    raise ValueError(
-        "scantok has no compiled scanner for this pat_str. scantok compiles pre-tokenizer "
-        "patterns ahead of time: add a pattern spec gen/patterns/<name>.toml with this "
-        "pattern, run `make gen`, and reinstall (pip install .). Compiled patterns: "
-        + ", ".join(scantok.scanners())
-    )
+    return scantok.compile(pat_str)
 
 
 _pools: dict = {}

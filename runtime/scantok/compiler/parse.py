@@ -380,10 +380,15 @@ def can_match_empty(node: Node) -> bool:
     raise TypeError(node)
 
 
-def parse(pattern: str, ucd) -> Node:
+FLAVORS = ("regex",)
+
+
+def parse(pattern: str, ucd, flavor: str = "regex") -> Node:
     """Parse `pattern`; raises PatternError for anything outside the supported subset."""
     if not isinstance(pattern, str):
         raise TypeError("pattern must be str")
+    if flavor not in FLAVORS:
+        raise ValueError(f"unknown pattern flavor {flavor!r}; choose one of {', '.join(FLAVORS)}")
     if pattern == "":
         raise PatternError("empty pattern matches the empty string", pattern, 0)
     tree = _Parser(pattern, ucd).parse()
