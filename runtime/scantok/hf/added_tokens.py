@@ -66,6 +66,9 @@ class AddedVocabulary:
 
     def __init__(self, tokens: Sequence[Any], normalize: Callable[[str], str] | None):
         self.tokens = [AddedToken(t, f"added_tokens[{i}]") for i, t in enumerate(tokens)]
+        for t in self.tokens:  # a normalized token is known by its normalized content (as HF)
+            if t.normalized and normalize is not None:
+                t.content = normalize(t.content) or t.content
         self.by_content = {t.content: t for t in self.tokens}
         self.by_id = {t.id: t for t in self.tokens}
         self.special_ids = {t.id for t in self.tokens if t.special}
@@ -73,9 +76,7 @@ class AddedVocabulary:
         norm: dict[str, AddedToken] = {}
         for t in self.tokens:
             if t.normalized:
-                key = normalize(t.content) if normalize else t.content
-                if key:
-                    norm.setdefault(key, t)
+                norm.setdefault(t.content, t)
         self._raw, self._norm = raw, norm
         self._raw_re = _trie_regex(list(raw))
         self._norm_re = _trie_regex(list(norm))

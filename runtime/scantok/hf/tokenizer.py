@@ -348,14 +348,17 @@ class Tokenizer:
         for p in self._pretokenize(piece):
             self._model_tokens(p, ids, offs)
 
-    def _encode_raw(self, text: str, offsets: bool) -> tuple[list[int], list | None]:
-        """Model ids (and offsets) of text, before post-processing."""
+    def _encode_raw(self, text: str, offsets: bool) -> tuple[list[int], list | None, dict]:
+        """Model ids (and offsets) of text, before post-processing, and the token strings of
+        added tokens by position (their matched text, as tokenizers reports them)."""
         ids: list[int] = []
         offs: list | None = [] if offsets else None
+        matched: dict[int, str] = {}
         added = self._added
         segments = added.split(text, normalized=False) if added else [(0, len(text), None)]
         for a, b, tok in segments:
             if tok is not None:
+                matched[len(ids)] = text[a:b]
                 ids.append(tok.id)
                 if offs is not None:
                     offs.append((a, b))
@@ -366,6 +369,7 @@ class Tokenizer:
             if added.has_normalized:
                 for c, d, tok2 in added.split(ns.text, normalized=True):
                     if tok2 is not None:
+                        matched[len(ids)] = ns.text[c:d]
                         ids.append(tok2.id)
                         if offs is not None:
                             x, y = ns.orig_range(c, d)
@@ -374,7 +378,7 @@ class Tokenizer:
                         self._encode_segment(ns, c, d, a, ids, offs)
             elif ns.text:
                 self._encode_segment(ns, 0, len(ns.text), a, ids, offs)
-        return ids, offs
+        return ids, offs, matched
 
     def _special_wrap(self):
         """(prefix ids, suffix ids) the post-processor adds around a sequence, or None when it
@@ -393,8 +397,12 @@ class Tokenizer:
         ``sequence``), attention_mask, special_tokens_mask, type_ids."""
         if not isinstance(sequence, str):
             raise TypeError(f"encode() expects str, got {type(sequence).__name__}")
-        ids, offs = self._encode_raw(sequence, True)
-        enc = {"ids": ids, "tokens": [self.id_to_token(i) for i in ids], "offsets": offs,
+        ids, offs, matched = self._encode_raw(sequence, True)
+        inv = self._model.inv
+        tokens = [inv.get(i) for i in ids]
+        for k, t in matched.items():
+            tokens[k] = t
+        enc = {"ids": ids, "tokens": tokens, "offsets": offs,
                "type_ids": [0] * len(ids), "special": [0] * len(ids)}
         enc = self._post.process(enc, add_special_tokens)
         return Encoding(enc["ids"], enc["tokens"], enc["offsets"], enc["special"], enc["type_ids"])
@@ -402,7 +410,7 @@ class Tokenizer:
     def _ids(self, text: str, add_special_tokens: bool) -> list[int]:
         if not isinstance(text, str):
             raise TypeError(f"expected str, got {type(text).__name__}")
-        ids, _ = self._encode_raw(text, False)
+        ids = self._encode_raw(text, False)[0]
         if add_special_tokens and self._wrap:
             pre, post = self._wrap
             if pre or post:
@@ -530,9 +538,38 @@ def _runtime_dfa(matcher):
     if pattern is None:
         return None
     with _RUNTIME_LOCK:
-        try:
-            sc = st_compile(pattern, flavor="onig")
-        except Exception:
-            return None
-        matcher._runtime_scanner = sc  # keeps the tables alive
+        sc = getattr(matcher, "_runtime_scanner", None)
+        if sc is None:
+            try:
+                sc = st_compile(pattern, flavor="onig")
+            except Exception:
+                # Before the "onig" flavor: the Oniguruma-translated pattern (what the `regex`
+                # fallback runs) in the regex flavor; not with `$`, whose meaning differs.
+                if _has_anchor(matcher.pattern):
+                    return None
+                try:
+                    sc = st_compile(matcher.pattern, flavor="regex")
+                except Exception:
+                    return None
+            matcher._runtime_scanner = sc  # keeps the tables alive
         return getattr(sc, "_dfa", None)
+
+
+def _has_anchor(pattern: str) -> bool:
+    """True if pattern has ``$`` outside a character class (Oniguruma: end of line)."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":
+                i += 1
+        elif c == "$":
+            return True
+        i += 1
+    return False
