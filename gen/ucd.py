@@ -295,12 +295,15 @@ class UCD(_uni.UnicodeTables):
         # Simple case folding = statuses C and S (T is the Turkic alternative, F the full one).
         self._simple_fold: dict[int, int] = {}
         self._turkic_fold: dict[int, int] = {}
+        self._full_fold: dict[int, tuple[int, ...]] = {}
         for cp, _, fields in _data_lines(path):
             status, target = fields[0], fields[1].split()
             if status in ("C", "S"):
                 self._simple_fold[cp] = int(target[0], 16)
             elif status == "T":
                 self._turkic_fold[cp] = int(target[0], 16)
+            elif status == "F":
+                self._full_fold[cp] = tuple(int(t, 16) for t in target)
         self._index_folds()
 
     # ------------------------------------------------------------ queries (file-only)

@@ -2,6 +2,8 @@
 
 * flavor "regex" equals ``regex.findall`` on hand-written and generated patterns, on every
   SIMD implementation, for str and bytes, whole and streamed (SCANTOK_PARTIAL);
+* flavor "onig" equals HuggingFace tokenizers' ``Split(Regex(p), "isolated")`` (Oniguruma) on
+  the same patterns, and refuses what Oniguruma reads differently;
 * a shipped pattern compiled at run time has the very tables of its ahead-of-time scanner;
 * the disk cache: hits, and truncated / altered / foreign entries are rebuilt, never trusted;
 * the C constructor rejects corrupt tables with an error (never an out-of-bounds read);
@@ -128,6 +130,90 @@ def test_partial_streaming_equals_whole():
         size = 777
     assert pieces == sc.byte_spans(data)
     assert len(pieces) > 1000
+
+
+# ---- flavor onig against HuggingFace tokenizers' Split (Oniguruma) --------------------------
+
+ONIG_TEXT = hard_text(max_fragments=30, surrogates=False)
+ONIG_PATTERNS = [LLAMA3, QWEN2, *DEEPSEEK_V3, r"\w+|[^\w\s]+", r"\W+|[\w]+", r"[^\W\d]+|\p{Word}",
+                 r"\S+", r"a$|\s+$|x\z", r"\h+|\H", r"\p{XDigit}+|\p{ASCII}", r"\p{N}{1,2}+|.",
+                 r"(?i)[a-z]+|\p{Lu}", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\p{L}]"]
+
+
+def hf_split(pattern: str, text: str) -> list[tuple[str, tuple[int, int]]]:
+    from tokenizers import Regex, pre_tokenizers
+
+    return pre_tokenizers.Split(Regex(pattern), "isolated").pre_tokenize_str(text)
+
+
+def isolated(sc, text: str) -> list[tuple[str, tuple[int, int]]]:
+    """The scanner's matches plus the gaps between them, as Split(..., "isolated") gives them."""
+    out, last = [], 0
+    for a, b in sc.spans(text):
+        if a > last:
+            out.append((text[last:a], (last, a)))
+        out.append((text[a:b], (a, b)))
+        last = b
+    if last < len(text):
+        out.append((text[last:], (last, len(text))))
+    return out
+
+
+@pytest.mark.parametrize("pattern", ONIG_PATTERNS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=ONIG_TEXT)
+def test_onig_handwritten_patterns_match_hf_split(pattern, text, each_impl):
+    assert isolated(compiled(pattern, "onig"), text) == hf_split(pattern, text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern=patterns(), texts=st.lists(ONIG_TEXT, min_size=3, max_size=3))
+def test_onig_generated_patterns_match_hf_split(pattern, texts):
+    try:
+        sc = compiled(pattern, "onig")
+    except scantok.PatternError as e:
+        assume(not any(reason in str(e) for reason in REJECTED_BY_DESIGN + ONIG_REJECTED))
+        raise
+    for text in texts:
+        assert isolated(sc, text) == hf_split(pattern, text), (pattern, text)
+
+
+# What Oniguruma reads differently and the onig flavor refuses (the generator makes them).
+ONIG_REJECTED = ("multi-character case folding", "spelling the case folding", "X{n}?")
+
+
+@pytest.mark.parametrize("pattern", ONIG_PATTERNS[:3] + [r"\w+|[^\w\s]+"])
+@pytest.mark.parametrize("corpus", ["en", "code", "multi"])
+def test_onig_corpora(pattern, corpus):
+    text = load_corpus(corpus)[:300_000]
+    assert isolated(compiled(pattern, "onig"), text) == hf_split(pattern, text)
+
+
+@pytest.mark.parametrize("pattern, construct", [
+    (r"(?i)ß", "multi-character case folding"),
+    (r"(?i:st)", "case folding of U+FB06"),
+    (r"x\Z", "two characters of lookahead"),
+    (r"(?P<a>x)", "not Oniguruma syntax"),
+    (r"[a[b]]", "nested character class"),
+    (r"[a-z&&b]", "intersection"),
+    (r"\p{L&}", "unknown Unicode property"),
+    (r"\p{gc=L}", "unknown Unicode property"),
+    (r"\p{IsGreek}", "unknown Unicode property"),
+    (r"\p{Script}", "unknown Unicode property"),
+    (r"a{2}?", "X{n}?"),
+    (r"\U00000041", "not an escape in Oniguruma"),
+])
+def test_onig_refuses_what_it_cannot_reproduce(pattern, construct):
+    with pytest.raises(scantok.PatternError, match=re.escape(construct)):
+        scantok.compile(pattern, flavor="onig")
+
+
+def test_onig_unicode_version_is_measured_16():
+    """Oniguruma in tokenizers 0.23.3 classifies by Unicode 16.0.0: a letter new in 17.0.0
+    (U+1E6C0, Tai Yo) is no letter to it, one new in 16.0.0 (U+1E5D0, Ol Onal) is."""
+    text = "\U0001E5D0 \U0001E6C0"
+    assert isolated(compiled(r"\p{L}", "onig"), text) == hf_split(r"\p{L}", text)
+    assert compiled(r"\p{L}", "onig").unicode_version == "16.0.0"
 
 
 # ---- a shipped pattern compiled at run time = its ahead-of-time scanner ----------------------

@@ -19,8 +19,10 @@ from . import unicode as uni
 
 __all__ = ["compile", "CompiledScanner", "PatternError", "DEFAULT_UNICODE"]
 
-# The Unicode version each flavor's reference engine classifies characters by (measured):
-# tiktoken 0.14.0 and regex==2025.9.18 use 16.0.0 (DESIGN.md); see parse.py for Oniguruma's.
+# The Unicode version each flavor's reference engine classifies characters by (measured on
+# every code point): tiktoken 0.14.0 and regex==2025.9.18 use 16.0.0 (DESIGN.md), and so does
+# the Oniguruma inside tokenizers 0.23.3 (\p{L}, \p{N}, \p{M}, \p{P}, \p{S}, \p{C} equal
+# 16.0.0's sets and miss every code point 17.0.0 added).
 DEFAULT_UNICODE = {"regex": "16.0.0", "onig": "16.0.0"}
 
 
