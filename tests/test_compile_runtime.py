@@ -79,7 +79,7 @@ def test_handwritten_patterns_on_bytes(pattern, data):
     assert compiled(pattern).split_bytes(data) == oracle_split_bytes(pattern, data)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(pattern=patterns(), texts=st.lists(TEXT, min_size=3, max_size=3), impl=st.sampled_from(["scalar", "sse2", "avx2"]))
 def test_generated_patterns_match_regex(pattern, texts, impl):
@@ -166,7 +166,7 @@ def test_onig_handwritten_patterns_match_hf_split(pattern, text, each_impl):
     assert isolated(compiled(pattern, "onig"), text) == hf_split(pattern, text)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pattern=patterns(), texts=st.lists(ONIG_TEXT, min_size=3, max_size=3))
 def test_onig_generated_patterns_match_hf_split(pattern, texts):
     try:
@@ -175,7 +175,12 @@ def test_onig_generated_patterns_match_hf_split(pattern, texts):
         assume(not any(reason in str(e) for reason in REJECTED_BY_DESIGN + ONIG_REJECTED))
         raise
     for text in texts:
-        assert isolated(sc, text) == hf_split(pattern, text), (pattern, text)
+        try:
+            want = hf_split(pattern, text)
+        except BaseException as e:  # pyo3 PanicException: Oniguruma gave up backtracking
+            assume("retry-limit" not in str(e))
+            raise
+        assert isolated(sc, text) == want, (pattern, text)
 
 
 # What Oniguruma reads differently and the onig flavor refuses (the generator makes them).

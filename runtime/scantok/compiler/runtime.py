@@ -33,7 +33,7 @@ class TableError(RuntimeError):
 class CompiledScanner(Scanner):
     """A scanner whose tables were compiled at run time by :func:`compile`."""
 
-    __slots__ = ("flavor", "unicode_version", "_keep")
+    __slots__ = ("flavor", "_keep")
 
     def __init__(self, pattern: str, flavor: str, unicode_version: str, img: bytes):
         t = image.unpack(img)
