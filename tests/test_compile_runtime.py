@@ -243,6 +243,50 @@ def test_shipped_pattern_has_identical_tables(name):
     assert compiled(aot.pattern).split(text) == aot.split(text)
 
 
+# ---- scantok.Encoding over any pattern: compiled at run time, ids equal tiktoken's ----------
+
+@pytest.fixture(scope="module")
+def cl100k_ranks():
+    from conftest import REPO as repo
+    from scantok.vocab import load_tiktoken_bpe
+
+    path = repo.parent / "shared" / "vocab" / "cl100k_base.tiktoken"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return load_tiktoken_bpe(str(path))
+
+
+@pytest.fixture(scope="module", params=["Llama 3", "Qwen2"])
+def encodings(request, cl100k_ranks):
+    import tiktoken
+
+    pat = {"Llama 3": LLAMA3, "Qwen2": QWEN2}[request.param]
+    specials = {"<|endoftext|>": 100257}
+    return (scantok.Encoding(request.param, pat_str=pat, mergeable_ranks=cl100k_ranks, special_tokens=specials),
+            tiktoken.Encoding(request.param, pat_str=pat, mergeable_ranks=cl100k_ranks, special_tokens=specials))
+
+
+def test_encoding_compiles_any_pat_str(encodings):
+    ours, ref = encodings
+    assert ours._scanner.flavor == "regex"  # no shipped scanner: compiled at run time
+    for corpus in ("en", "code", "multi"):
+        text = load_corpus(corpus)[:300_000]
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text), corpus
+    assert ours.encode("hi <|endoftext|>", allowed_special="all") == ref.encode("hi <|endoftext|>", allowed_special="all")
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=hard_text(max_fragments=30))
+def test_encoding_compiled_matches_tiktoken_on_hypothesis_text(encodings, text):
+    ours, ref = encodings
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+def test_encoding_pattern_outside_subset():
+    with pytest.raises(scantok.PatternError, match="lookbehind"):
+        scantok.Encoding("x", pat_str=r"(?<=a)b|\s", mergeable_ranks={b"a": 0, b"b": 1}, special_tokens={})
+
+
 # ---- API ------------------------------------------------------------------------------------
 
 def test_api_matches_shipped_scanner():
@@ -369,6 +413,10 @@ def test_constructor_rejects_corrupt_tables(what):
 
 
 def test_truncated_image_is_an_error():
+    from scantok.compiler.charset import MAX_CODE_POINT
+    from scantok.compiler.classes import BLOCK_SHIFT
+
+    assert image.STAGE1_LEN == (MAX_CODE_POINT + 1) >> BLOCK_SHIFT
     img = runtime.build_image(LLAMA3, "regex", "16.0.0")
     for cut in (0, 5, 20, 200, len(img) // 2, len(img) - 1):
         with pytest.raises(image.ImageError):
