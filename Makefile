@@ -37,7 +37,7 @@ bench:
 fuzz:
 	$(PYTHON) tests/fuzz_scanner.py --seconds $${FUZZ_SECONDS:-600} --jobs $${FUZZ_JOBS:-1}
 	$(PYTHON) tests/fuzz_encoder.py --seconds $${FUZZ_SECONDS:-600}
-	SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_scanner_diff.py tests/test_simd_paths.py tests/test_scanner_api.py tests/test_compiler.py
+	SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_scanner_diff.py tests/test_simd_paths.py tests/test_scanner_api.py tests/test_compiler.py tests/test_compile_runtime.py
 
 sanitize:
 	bash tests/sanitize/run.sh

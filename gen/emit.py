@@ -33,6 +33,7 @@ class Spec:
     pattern: str
     description: str
     source: bytes  # the spec file, hashed into the banner
+    unicode: str | None = None  # the spec's own Unicode version (default: the generator's)
 
     @property
     def ident(self) -> str:

@@ -79,7 +79,7 @@ def test_handwritten_patterns_on_bytes(pattern, data):
     assert compiled(pattern).split_bytes(data) == oracle_split_bytes(pattern, data)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(pattern=patterns(), texts=st.lists(TEXT, min_size=3, max_size=3), impl=st.sampled_from(["scalar", "sse2", "avx2"]))
 def test_generated_patterns_match_regex(pattern, texts, impl):
@@ -166,7 +166,7 @@ def test_onig_handwritten_patterns_match_hf_split(pattern, text, each_impl):
     assert isolated(compiled(pattern, "onig"), text) == hf_split(pattern, text)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pattern=patterns(), texts=st.lists(ONIG_TEXT, min_size=3, max_size=3))
 def test_onig_generated_patterns_match_hf_split(pattern, texts):
     try:
@@ -175,7 +175,12 @@ def test_onig_generated_patterns_match_hf_split(pattern, texts):
         assume(not any(reason in str(e) for reason in REJECTED_BY_DESIGN + ONIG_REJECTED))
         raise
     for text in texts:
-        assert isolated(sc, text) == hf_split(pattern, text), (pattern, text)
+        try:
+            want = hf_split(pattern, text)
+        except BaseException as e:  # pyo3 PanicException: Oniguruma gave up backtracking
+            assume("retry-limit" not in str(e))
+            raise
+        assert isolated(sc, text) == want, (pattern, text)
 
 
 # What Oniguruma reads differently and the onig flavor refuses (the generator makes them).
@@ -236,6 +241,50 @@ def test_shipped_pattern_has_identical_tables(name):
     assert list(t.flags) == _c_array(source, "flags")
     text = load_corpus("multi")[:200_000] + load_corpus("code")[:200_000]
     assert compiled(aot.pattern).split(text) == aot.split(text)
+
+
+# ---- scantok.Encoding over any pattern: compiled at run time, ids equal tiktoken's ----------
+
+@pytest.fixture(scope="module")
+def cl100k_ranks():
+    from conftest import REPO as repo
+    from scantok.vocab import load_tiktoken_bpe
+
+    path = repo.parent / "shared" / "vocab" / "cl100k_base.tiktoken"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return load_tiktoken_bpe(str(path))
+
+
+@pytest.fixture(scope="module", params=["Llama 3", "Qwen2"])
+def encodings(request, cl100k_ranks):
+    import tiktoken
+
+    pat = {"Llama 3": LLAMA3, "Qwen2": QWEN2}[request.param]
+    specials = {"<|endoftext|>": 100257}
+    return (scantok.Encoding(request.param, pat_str=pat, mergeable_ranks=cl100k_ranks, special_tokens=specials),
+            tiktoken.Encoding(request.param, pat_str=pat, mergeable_ranks=cl100k_ranks, special_tokens=specials))
+
+
+def test_encoding_compiles_any_pat_str(encodings):
+    ours, ref = encodings
+    assert ours._scanner.flavor == "regex"  # no shipped scanner: compiled at run time
+    for corpus in ("en", "code", "multi"):
+        text = load_corpus(corpus)[:300_000]
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text), corpus
+    assert ours.encode("hi <|endoftext|>", allowed_special="all") == ref.encode("hi <|endoftext|>", allowed_special="all")
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=hard_text(max_fragments=30))
+def test_encoding_compiled_matches_tiktoken_on_hypothesis_text(encodings, text):
+    ours, ref = encodings
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+def test_encoding_pattern_outside_subset():
+    with pytest.raises(scantok.PatternError, match="lookbehind"):
+        scantok.Encoding("x", pat_str=r"(?<=a)b|\s", mergeable_ranks={b"a": 0, b"b": 1}, special_tokens={})
 
 
 # ---- API ------------------------------------------------------------------------------------
@@ -364,6 +413,10 @@ def test_constructor_rejects_corrupt_tables(what):
 
 
 def test_truncated_image_is_an_error():
+    from scantok.compiler.charset import MAX_CODE_POINT
+    from scantok.compiler.classes import BLOCK_SHIFT
+
+    assert image.STAGE1_LEN == (MAX_CODE_POINT + 1) >> BLOCK_SHIFT
     img = runtime.build_image(LLAMA3, "regex", "16.0.0")
     for cut in (0, 5, 20, 200, len(img) // 2, len(img) - 1):
         with pytest.raises(image.ImageError):

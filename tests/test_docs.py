@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["scantok.scanner", "scantok.encoding", "scantok.registry", "scantok.char", "scantok.wordlevel",
-           "scantok.hf.tokenizer"]
+           "scantok.hf.tokenizer", "scantok.compiler.runtime"]
 
 
 def test_readme_examples():

@@ -155,9 +155,11 @@ def _scanner_for(pat_str: str, scanner_name: str | None):
 
     if scanner_name is not None:
         return scantok.scanner(scanner_name)
+    from .compiler.runtime import DEFAULT_UNICODE
+
     for name in scantok.scanners():
         sc = scantok.scanner(name)
-        if sc.pattern == pat_str:
+        if sc.pattern == pat_str and sc.unicode_version == DEFAULT_UNICODE["regex"]:
             return sc
     return scantok.compile(pat_str)
 

@@ -11,15 +11,31 @@ at build time, from gen/ucd.py's reader of the UCD files.
 """
 from __future__ import annotations
 
-from . import accel, charset, classes, determinize, layout, minimize, nfa, parse, simulate, unicode
+import importlib
 
 GENERATOR_VERSION = "1.0"
+FLAVORS = ("regex", "onig")
 
-__all__ = ["GENERATOR_VERSION", "compile_dfa", "PatternError"]
+_STAGES = ("accel", "cache", "charset", "classes", "determinize", "image", "layout", "minimize",
+           "nfa", "parse", "simulate", "unicode")
 
-PatternError = parse.PatternError
+__all__ = ["GENERATOR_VERSION", "FLAVORS", "compile_dfa", "PatternError", *_STAGES]
 
 
-def compile_dfa(pattern: str, ucd, *, flavor: str = "regex") -> determinize.DFA:
+def __getattr__(name: str):
+    # Stages are imported on first use: loading a scanner from the disk cache needs none of them.
+    if name in _STAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "PatternError":
+        return importlib.import_module(f"{__name__}.parse").PatternError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def compile_dfa(pattern: str, ucd, *, flavor: str = "regex"):
     """pattern text → minimised DFA (raises PatternError, or DFAError if it is too large)."""
-    return minimize.minimize(determinize.determinize(nfa.build(parse.parse(pattern, ucd, flavor=flavor))))
+    from .determinize import determinize
+    from .minimize import minimize
+    from .nfa import build
+    from .parse import parse
+
+    return minimize(determinize(build(parse(pattern, ucd, flavor=flavor))))

@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import struct
 from array import array
-from dataclasses import dataclass
-
-from .classes import BLOCK_SHIFT
-from .charset import MAX_CODE_POINT
 
 MAGIC = b"scantok-dfa-1\n"
-STAGE1_LEN = (MAX_CODE_POINT + 1) >> BLOCK_SHIFT
+STAGE1_LEN = 0x110000 >> 8  # code points >> classes.BLOCK_SHIFT (checked by the tests)
 _HEADER = struct.Struct("<7I")
 
 
@@ -28,23 +24,19 @@ class ImageError(ValueError):
     """A table image is truncated or malformed."""
 
 
-@dataclass
 class Tables:
-    """The arrays of struct scantok_dfa (plus the accelerators as flat arrays)."""
-    nclasses: int
-    start: int
-    pair: int
-    nstates: int
-    ascii: bytes
-    ascii_x: array          # 'H'
-    stage1: array           # 'H'
-    stage2: bytes
-    next: array             # 'I'
-    flags: bytes
-    accel_lo: bytes
-    accel_len: bytes
-    accel_match: bytes
-    accel_bits: array       # 'Q'
+    """The arrays of struct scantok_dfa (plus the accelerators as flat arrays): ascii, stage2,
+    flags and accel_* are bytes; ascii_x and stage1 array('H'), next array('I'), accel_bits
+    array('Q'). (Not a dataclass: loading from the cache should not import dataclasses.)"""
+
+    __slots__ = ("nclasses", "start", "pair", "nstates", "ascii", "ascii_x", "stage1", "stage2",
+                 "next", "flags", "accel_lo", "accel_len", "accel_match", "accel_bits")
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            setattr(self, name, fields.pop(name))
+        if fields:
+            raise TypeError(f"unknown table fields {sorted(fields)}")
 
     @property
     def naccel(self) -> int:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from . import FLAVORS
 from .charset import CharSet, MAX_CODE_POINT
 
 
@@ -476,7 +477,6 @@ def can_match_empty(node: Node) -> bool:
     raise TypeError(node)
 
 
-FLAVORS = ("regex", "onig")
 
 
 def parse(pattern: str, ucd, flavor: str = "regex") -> Node:

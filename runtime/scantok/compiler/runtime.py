@@ -12,12 +12,9 @@ import threading
 
 from .._native import ffi, lib
 from ..scanner import Scanner
-from . import cache, compile_dfa, image
-from .layout import layout
-from .parse import FLAVORS, PatternError
-from . import unicode as uni
+from . import FLAVORS, cache, compile_dfa, image
 
-__all__ = ["compile", "CompiledScanner", "PatternError", "DEFAULT_UNICODE"]
+__all__ = ["compile", "CompiledScanner", "DEFAULT_UNICODE", "build_image"]
 
 # The Unicode version each flavor's reference engine classifies characters by (measured on
 # every code point): tiktoken 0.14.0 and regex==2025.9.18 use 16.0.0 (DESIGN.md), and so does
@@ -33,7 +30,7 @@ class TableError(RuntimeError):
 class CompiledScanner(Scanner):
     """A scanner whose tables were compiled at run time by :func:`compile`."""
 
-    __slots__ = ("flavor", "unicode_version", "_keep")
+    __slots__ = ("flavor", "_keep")
 
     def __init__(self, pattern: str, flavor: str, unicode_version: str, img: bytes):
         t = image.unpack(img)
@@ -99,6 +96,9 @@ _lock = threading.Lock()
 
 def build_image(pattern: str, flavor: str, unicode_version: str) -> bytes:
     """Run the compiler: the table image of `pattern` (raises PatternError)."""
+    from . import unicode as uni
+    from .layout import layout
+
     dfa = compile_dfa(pattern, uni.load(unicode_version), flavor=flavor)
     return image.pack(image.from_layout(layout(dfa)))
 

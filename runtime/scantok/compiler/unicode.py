@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_left, bisect_right
 import re
 from pathlib import Path
 from typing import Iterator
@@ -205,7 +206,13 @@ class UnicodeTables:
     def casefold_closure_set(self, codepoints: CharSet, *, regex_dotted_i: bool = False
                              ) -> CharSet:
         """The union of casefold_closure over a set: what a class matches under (?i)."""
-        extra = [c for cp in self._fold_class if cp in codepoints for c in self._fold_class[cp]]
+        keys = self.__dict__.get("_fold_keys")
+        if keys is None:
+            keys = self._fold_keys = sorted(self._fold_class)
+        extra = []
+        for lo, hi in codepoints.ranges:  # only the code points that have a case folding
+            for i in range(bisect_left(keys, lo), bisect_right(keys, hi)):
+                extra.extend(self._fold_class[keys[i]])
         if regex_dotted_i:
             extra += [c for cp, cases in REGEX_DOTTED_I.items() if cp in codepoints
                       for c in cases]
