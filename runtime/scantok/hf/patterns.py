@@ -1,6 +1,8 @@
-"""Piece finders for HF pre-tokenizers: a compiled scanner when one has the exact semantics,
-else the `regex` module, with Oniguruma's ``\\w`` reproduced for Split regexes."""
+"""Piece finders for HF pre-tokenizers: a shipped scanner when one has the exact semantics, else
+a Split regex compiled at run time in Oniguruma's semantics (``scantok.compile(flavor="onig")``)."""
 from __future__ import annotations
+
+from typing import Any
 
 from .errors import UnsupportedComponentError
 from .native import _native, _native_spans, _scanner_dfa
@@ -10,11 +12,15 @@ class _Matcher:
     """Finds non-overlapping matches (regex.findall semantics); ``scanner`` names the compiled
     scanner with exactly the same semantics, ``pattern`` is the equivalent `regex` pattern."""
 
-    def __init__(self, scanner: str | None, pattern: str, literal: str | None = None):
+    def __init__(self, scanner: str | None, pattern: str, literal: str | None = None, *,
+                 compiled: Any = None, simulator: Any = None):
         self.scanner = scanner
         self.pattern = pattern
         self.literal = literal
-        self._dfa = _scanner_dfa(scanner) if scanner else None
+        # a scanner compiled at run time (kept alive: its tables back the dfa), or the pure-Python
+        # interpreter of the same DFA when the C extension is absent
+        self._compiled, self._sim = compiled, simulator
+        self._dfa = compiled._dfa if compiled is not None else _scanner_dfa(scanner) if scanner else None
         self._re = None
 
     @property
@@ -34,6 +40,8 @@ class _Matcher:
                 i = j + n
         if self._dfa is not None:
             return _native_spans(self._dfa, text)
+        if self._sim is not None:
+            return self._sim.spans(text)
         if self._re is None:
             import regex
 
@@ -79,97 +87,42 @@ def _builtin_matcher(kind: str) -> _Matcher:
     return m
 
 
-_ONIG_W_EXTRA = r"\xb2\xb3\xb9\xbc-\xbe"  # word characters for Oniguruma, not for Unicode \w
-_ONIG_W_MINUS = r"\u200c\u200d"  # Join_Control: Unicode \w, not Oniguruma's
-
-
-def _onig_translate(pattern: str) -> str:
-    """Rewrites the \\w / \\W of a HF Split regex (run by Oniguruma in `tokenizers`) into the
-    Unicode-\\w dialect of the scanner compiler and `regex`: Oniguruma's \\w also holds
-    U+00B2, U+00B3, U+00B9, U+00BC..U+00BE and lacks U+200C, U+200D; inside a character class
-    it only lacks U+200C, U+200D (measured, every code point; the other classes agree)."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            e = pattern[i + 1]
-            if e == "w":
-                out.append(f"(?:[{_ONIG_W_EXTRA}]|(?![{_ONIG_W_MINUS}])\\w)")
-            elif e == "W":
-                out.append(f"(?:[{_ONIG_W_MINUS}]|(?![{_ONIG_W_EXTRA}])\\W)")
-            else:
-                out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if c != "[":
-            out.append(c)
-            i += 1
-            continue
-        # a character class: find its end
-        j = i + 1
-        neg = j < n and pattern[j] == "^"
-        if neg:
-            j += 1
-        if j < n and pattern[j] == "]":
-            j += 1
-        items: list[str] = []
-        has_w = False
-        while j < n and pattern[j] != "]":
-            if pattern[j] == "\\" and j + 1 < n:
-                if pattern[j + 1] == "w":
-                    has_w = True
-                elif pattern[j + 1] == "W":
-                    raise UnsupportedComponentError(f"Split regex {pattern!r}: \\W inside a character class")
-                else:
-                    items.append(pattern[j:j + 2])
-                j += 2
-                continue
-            if pattern[j] == "[":
-                raise UnsupportedComponentError(f"Split regex {pattern!r}: nested character class")
-            items.append(pattern[j])
-            j += 1
-        if j >= n:
-            out.append(pattern[i:])
-            break
-        whole = pattern[i:j + 1]
-        if not has_w:
-            out.append(whole)
-        else:
-            others = "".join(items)
-            if neg:
-                join_branch = f"(?=[{_ONIG_W_MINUS}])[^{others}]" if others else f"[{_ONIG_W_MINUS}]"
-                out.append(f"(?:{join_branch}|[^\\w{others}])")
-            else:
-                alts = [f"(?![{_ONIG_W_MINUS}])[\\w{others}]"]
-                if others:
-                    alts.append(f"(?=[{_ONIG_W_MINUS}])[{others}]")
-                out.append("(?:" + "|".join(alts) + ")")
-        i = j + 1
-    return "".join(out)
-
-
 def _regex_matcher(pattern: str) -> _Matcher:
+    """A Split regex, in Oniguruma's semantics as HF tokenizers runs it: compiled with
+    ``scantok.compile(pattern, flavor="onig")`` (a shipped scanner whose pattern means the same
+    in both flavors runs as is). Outside the supported subset: UnsupportedComponentError."""
     key = "re:" + pattern
-    translated = _onig_translate(pattern)
-    if translated != pattern:
-        m = _MATCHER_CACHE.get(key)
-        if m is None:
-            m = _MATCHER_CACHE[key] = _Matcher(None, translated)
-            m.onig_pattern = pattern
-        return m
     m = _MATCHER_CACHE.get(key)
-    if m is None:
+    if m is not None:
+        return m
+    from ..compiler import compile_dfa, parse as parse_mod, unicode as uni
+    from ..compiler.simulate import Simulator
+
+    tables = uni.load("16.0.0")  # Oniguruma in tokenizers 0.23.3 (measured)
+    try:
+        tree = parse_mod.parse(pattern, tables, flavor="onig")
+        same = tree == parse_mod.parse(pattern, tables, flavor="regex")
+    except parse_mod.PatternError as e:
+        if "tree" not in locals():
+            raise UnsupportedComponentError(f"Split regex: {e}") from None
+        same = False
+    nat = _native()
+    if nat is None:
+        m = _Matcher(None, pattern, simulator=Simulator(compile_dfa(pattern, tables, flavor="onig")))
+    else:
+        ffi, lib = nat
         name = None
-        nat = _native()
-        if nat is not None:
-            ffi, lib = nat
-            for i in range(lib.scantok_scanner_count()):
-                dfa = lib.scantok_scanner_at(i)
-                if ffi.string(lib.scantok_scanner_pattern(dfa)).decode("utf-8") == pattern:
-                    name = ffi.string(lib.scantok_scanner_name(dfa)).decode()
-                    break
-        m = _Matcher(name, pattern)
-        m.onig_pattern = pattern
-        _MATCHER_CACHE[key] = m
+        for i in range(lib.scantok_scanner_count()) if same else ():
+            dfa = lib.scantok_scanner_at(i)
+            if (ffi.string(lib.scantok_scanner_pattern(dfa)).decode("utf-8") == pattern
+                    and ffi.string(lib.scantok_scanner_unicode(dfa)).decode() == tables.version):
+                name = ffi.string(lib.scantok_scanner_name(dfa)).decode()
+                break
+        if name is not None:
+            m = _Matcher(name, pattern)
+        else:
+            from ..compiler.runtime import compile as compile_pattern
+
+            m = _Matcher(None, pattern, compiled=compile_pattern(pattern, flavor="onig"))
+    _MATCHER_CACHE[key] = m
     return m

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -515,61 +514,9 @@ class Tokenizer:
 
 
 def _step_dfa(step: _Step):
-    """The compiled scanner of a split, if it runs on one (a shipped scanner, or one compiled at
-    run time by scantok.compile when that is available)."""
+    """The compiled scanner of a split (a shipped scanner, or one compiled at load time by
+    scantok.compile in Oniguruma's semantics), or None for a literal split."""
     m = step.matcher
     if m.literal is not None:
         return None
-    if m.dfa is not None:
-        return m.dfa
-    return _runtime_dfa(m)
-
-
-_RUNTIME_LOCK = threading.Lock()
-
-
-def _runtime_dfa(matcher):
-    """A scanner compiled at run time for a Split regex (scantok.compile, flavor "onig")."""
-    try:
-        from .. import compile as st_compile  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    pattern = getattr(matcher, "onig_pattern", None)
-    if pattern is None:
-        return None
-    with _RUNTIME_LOCK:
-        sc = getattr(matcher, "_runtime_scanner", None)
-        if sc is None:
-            try:
-                sc = st_compile(pattern, flavor="onig")
-            except Exception:
-                # Before the "onig" flavor: the Oniguruma-translated pattern (what the `regex`
-                # fallback runs) in the regex flavor; not with `$`, whose meaning differs.
-                if _has_anchor(matcher.pattern):
-                    return None
-                try:
-                    sc = st_compile(matcher.pattern, flavor="regex")
-                except Exception:
-                    return None
-            matcher._runtime_scanner = sc  # keeps the tables alive
-        return getattr(sc, "_dfa", None)
-
-
-def _has_anchor(pattern: str) -> bool:
-    """True if pattern has ``$`` outside a character class (Oniguruma: end of line)."""
-    i, in_class = 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if pattern[i + 1:i + 2] == "]":
-                i += 1
-        elif c == "$":
-            return True
-        i += 1
-    return False
+    return m.dfa
