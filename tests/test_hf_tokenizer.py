@@ -234,7 +234,39 @@ def test_deepseek_fast_path_is_taken(deepseek):
     ours, _ = deepseek
     if not hasattr(scantok, "compile"):
         pytest.skip("no scantok.compile: the Split regexes run on the regex module")
-    assert ours._stages is not None and ours._stages[2] == 3
+    assert ours._stages is not None and len(ours._stage_spec[0]) == 3
+    # \p{N}{1,3} and the CJK split start no match at most characters: they jump over those
+    assert ours._model._lib.hfb_stages_skipping(ours._stages) == 2
+
+
+def _pieces(tok, text: str, skip: int) -> list[tuple[int, int]]:
+    ffi, lib = tok._model._ffi, tok._model._lib
+    dfas, codes = tok._stage_spec
+    st = ffi.gc(lib.hfb_stages_new(ffi.new("const scantok_dfa *[]", dfas), ffi.new("int32_t[]", codes),
+                                   len(dfas), skip), lib.hfb_stages_free)
+    data = text.encode("utf-8")
+    a, b = ffi.new("uint32_t[]", len(data) + 1), ffi.new("uint32_t[]", len(data) + 1)
+    k = lib.hfb_pretokenize(st, data, len(data), a, b)
+    return list(zip(a[0:k], b[0:k]))
+
+
+SKIP_EDGE = ["1" * 1000, "1" * 5 + "a" + "2" * 40 + "x", "你" * 3000 + "a", "a" * 2000 + "7", "٣" * 50 + " 1",
+             "é1è2ê" * 100, "x" + "ぁ" * 17 + "1" * 33, "\xff1\x80", ""]
+
+
+def test_skipping_stages_find_the_same_pieces(deepseek, corpora):
+    """Stages that jump over characters starting no match give the pieces of a full scan."""
+    ours, _ = deepseek
+    texts = _docs(corpora, size=200_000, doc=20_000) + SPICE + SKIP_EDGE
+    for text in texts:
+        assert _pieces(ours, text, 1) == _pieces(ours, text, 0), text[:80]
+
+    @settings(max_examples=300, deadline=None)
+    @given(hard_text(surrogates=False, max_fragments=60))
+    def check(text):
+        assert _pieces(ours, text, 1) == _pieces(ours, text, 0)
+
+    check()
 
 
 def test_long_pieces_use_heap_merge(gpt2_style, llama3_style):

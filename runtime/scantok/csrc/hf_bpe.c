@@ -2,6 +2,7 @@
 #include "hf_bpe.h"
 
 #include <stdlib.h>
+#include "scantok_dfa.h"
 #include <string.h>
 
 #define EMPTY_KEY UINT64_MAX
@@ -281,6 +282,149 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
 }
 
 /* ---- split stages ---------------------------------------------------------------------- */
+
+/* The engine's step flags (build/generated/scantok_engine.c): at the start state, a class
+   whose step has T_SPECIAL without T_MATCH kills every thread at once: the scanner skips
+   that character and tries again after it (findall).  Such a "dead" character starts no
+   match, so a run of them needs no scanning. */
+#define ENGINE_T_MATCH 1u
+#define ENGINE_T_SPECIAL 2u
+
+typedef struct {
+    const scantok_dfa *dfa;
+    int32_t behavior;
+    int skip;              /* jump over dead characters (most ASCII bytes are dead) */
+    uint8_t dead_ascii[128];
+    uint8_t *dead_cls;     /* nclasses entries */
+} stage;
+
+struct hfb_stages {
+    size_t n;
+    stage st[];
+};
+
+hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behaviors, size_t n,
+                           int skip) {
+    hfb_stages *ss = calloc(1, sizeof *ss + n * sizeof(stage));
+    if (!ss) return NULL;
+    ss->n = n;
+    for (size_t k = 0; k < n; k++) {
+        stage *g = &ss->st[k];
+        const scantok_dfa *d = dfas[k];
+        g->dfa = d;
+        g->behavior = behaviors[k];
+        g->dead_cls = calloc(d->nclasses ? d->nclasses : 1, 1);
+        if (!g->dead_cls) {
+            hfb_stages_free(ss);
+            return NULL;
+        }
+        const uint8_t *F = d->flags + d->pair;
+        for (uint32_t c = 0; c < d->nclasses; c++) {
+            uint32_t f = F[d->start + c];
+            g->dead_cls[c] = (f & ENGINE_T_SPECIAL) && !(f & ENGINE_T_MATCH);
+        }
+        int ndead = 0;
+        for (int b = 0; b < 128; b++) ndead += g->dead_ascii[b] = g->dead_cls[d->ascii[b]];
+        g->skip = skip && ndead >= 64;
+    }
+    return ss;
+}
+
+void hfb_stages_free(hfb_stages *ss) {
+    if (!ss) return;
+    for (size_t k = 0; k < ss->n; k++) free(ss->st[k].dead_cls);
+    free(ss);
+}
+
+size_t hfb_stages_skipping(const hfb_stages *ss) {
+    size_t k = 0;
+    for (size_t i = 0; ss && i < ss->n; i++) k += ss->st[i].skip != 0;
+    return k;
+}
+
+/* The class and byte length of the character at p (p < end), as the engine decodes it
+   without flags: an invalid byte is a character of its own, U+DC00 + byte. */
+static inline size_t char_class(const scantok_dfa *d, const uint8_t *p, const uint8_t *end,
+                                uint32_t *cls) {
+    uint32_t b = p[0], cp, need, lo = 0x80, hi = 0xBF;
+    if (b < 0x80) {
+        *cls = d->ascii[b];
+        return 1;
+    }
+    if (b >= 0xC2 && b <= 0xDF) need = 1, cp = b & 0x1F;
+    else if (b >= 0xE0 && b <= 0xEF) {
+        need = 2, cp = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;
+        else if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        need = 3, cp = b & 0x07;
+        if (b == 0xF0) lo = 0x90;
+        else if (b == 0xF4) hi = 0x8F;
+    } else goto invalid;
+    for (uint32_t i = 1; i <= need; i++) {
+        if (p + i >= end || p[i] < lo || p[i] > hi) goto invalid;
+        lo = 0x80, hi = 0xBF;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+    return need + 1;
+invalid:
+    cp = 0xDC00 | b;
+    *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+    return 1;
+}
+
+/* The first character at or after pos that is live (want_dead 0) or dead (want_dead 1). */
+static size_t next_char(const stage *g, const uint8_t *p, size_t pos, size_t n, int want_dead) {
+    while (pos < n) {
+        uint32_t b = p[pos], cls;
+        if (b < 0x80) {
+            if (g->dead_ascii[b] == want_dead) return pos;
+            pos++;
+            continue;
+        }
+        size_t len = char_class(g->dfa, p + pos, p + n, &cls);
+        if (g->dead_cls[cls] == want_dead) return pos;
+        pos += len;
+    }
+    return n;
+}
+
+/* The scanner's matches in p[0:n] (offsets into ms/me, room for n + 1).  A skipping stage
+   scans only from each live character to just past the next dead one, with SCANTOK_PARTIAL
+   (a match still undecided there is rescanned over a window that doubles); between those
+   windows every character is dead and the scanner would skip it one by one. */
+static size_t find_matches(const stage *g, const uint8_t *p, size_t n, uint32_t *ms, uint32_t *me) {
+    if (!g->skip) return scantok_scan(g->dfa, p, n, 0, ms, me, NULL);
+    size_t k = 0, pos = 0;
+    while (pos < n) {
+        size_t q = next_char(g, p, pos, n, 0);
+        if (q >= n) break;
+        size_t r = next_char(g, p, q + 1, n, 1);
+        if (r < n) r++;
+        size_t ext = 16;
+        for (;;) {
+            size_t consumed = 0;
+            size_t nm = scantok_scan(g->dfa, p + q, r - q, r < n ? SCANTOK_PARTIAL : 0, ms + k,
+                                     me + k, &consumed);
+            for (size_t i = 0; i < nm; i++) ms[k + i] += (uint32_t)q, me[k + i] += (uint32_t)q;
+            k += nm;
+            if (r >= n) {
+                pos = n;
+                break;
+            }
+            if (q + consumed >= r) {
+                pos = r;
+                break;
+            }
+            q += consumed;
+            r = n - r > ext ? r + ext : n;
+            ext *= 2;
+        }
+    }
+    return k;
+}
+
 typedef struct {
     uint32_t *a, *b;   /* two piece lists of capacity cap */
     uint32_t *ms, *me; /* scanner matches */
@@ -334,10 +478,10 @@ static inline void start_piece(emitter *e, uint32_t a, uint32_t b) {
 
 /* One mark (a part of the piece, a match or not) under a behaviour; prevm is the previous
    mark's flag, pend (MergedWithNext) says a match waits for the next mark. */
-static void split_piece(const scantok_dfa *dfa, int behavior, const uint8_t *data, uint32_t ps,
-                        uint32_t pe, scratch *s, emitter *e) {
-    size_t nm = scantok_scan(dfa, data + ps, pe - ps, 0, s->ms, s->me, NULL);
-    int invert = behavior & 8, beh = behavior & 7;
+static void split_piece(const stage *g, const uint8_t *data, uint32_t ps, uint32_t pe, scratch *s,
+                        emitter *e) {
+    size_t nm = find_matches(g, data + ps, pe - ps, s->ms, s->me);
+    int invert = g->behavior & 8, beh = g->behavior & 7;
     if (beh == 0 && invert) { /* keep the matches only */
         for (size_t i = 0; i < nm; i++) start_piece(e, ps + s->ms[i], ps + s->me[i]);
         flush(e);
@@ -385,9 +529,9 @@ static void split_piece(const scantok_dfa *dfa, int behavior, const uint8_t *dat
     flush(e);
 }
 
-static int64_t pretokenize_into(const scantok_dfa *const *dfas, const int32_t *behaviors,
-                             size_t nstages, const uint8_t *data, size_t n, scratch *s,
-                             uint32_t **pieces) {
+static int64_t pretokenize_into(const hfb_stages *ss, const uint8_t *data, size_t n, scratch *s,
+                                uint32_t **pieces) {
+    size_t nstages = ss ? ss->n : 0;
     uint32_t *cur = s->a, *nxt = s->b;
     size_t k = 0;
     if (n) {
@@ -397,7 +541,7 @@ static int64_t pretokenize_into(const scantok_dfa *const *dfas, const int32_t *b
     }
     for (size_t st = 0; st < nstages; st++) {
         emitter e = {nxt, 0, 0, 0, 0};
-        for (size_t i = 0; i < k; i++) split_piece(dfas[st], behaviors[st], data, cur[2 * i], cur[2 * i + 1], s, &e);
+        for (size_t i = 0; i < k; i++) split_piece(&ss->st[st], data, cur[2 * i], cur[2 * i + 1], s, &e);
         k = e.k;
         uint32_t *t = cur;
         cur = nxt;
@@ -407,15 +551,15 @@ static int64_t pretokenize_into(const scantok_dfa *const *dfas, const int32_t *b
     return (int64_t)k;
 }
 
-int64_t hfb_pretokenize(const scantok_dfa *const *dfas, const int32_t *behaviors, size_t nstages,
-                        const uint8_t *data, size_t n, uint32_t *starts, uint32_t *ends) {
+int64_t hfb_pretokenize(const hfb_stages *ss, const uint8_t *data, size_t n, uint32_t *starts,
+                        uint32_t *ends) {
     scratch s = {0};
     if (scratch_grow(&s, n, 0) < 0) {
         scratch_free(&s);
         return HFB_NOMEM;
     }
     uint32_t *pieces;
-    int64_t k = pretokenize_into(dfas, behaviors, nstages, data, n, &s, &pieces);
+    int64_t k = pretokenize_into(ss, data, n, &s, &pieces);
     for (int64_t i = 0; i < k; i++) {
         starts[i] = pieces[2 * i];
         ends[i] = pieces[2 * i + 1];
@@ -424,12 +568,12 @@ int64_t hfb_pretokenize(const scantok_dfa *const *dfas, const int32_t *behaviors
     return k;
 }
 
-static int64_t encode_text(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
-                           const int32_t *behaviors, size_t nstages, const uint8_t *data,
-                           size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, scratch *s) {
+static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
+                           const uint8_t *data, size_t n, uint32_t *ids, uint32_t *starts,
+                           uint32_t *ends, scratch *s) {
     if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
     uint32_t *pieces;
-    int64_t k = pretokenize_into(dfas, behaviors, nstages, data, n, s, &pieces);
+    int64_t k = pretokenize_into(ss, data, n, s, &pieces);
     if (starts) {
         uint32_t cnt = 0;
         for (size_t b = 0; b < n; b++) {
@@ -458,27 +602,26 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const scantok_dfa *
     return (int64_t)out;
 }
 
-int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
-                   const int32_t *behaviors, size_t nstages, const uint8_t *data, size_t n,
-                   uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                   size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
     if (!m->tok_len) return HFB_SLOW;
     scratch s = {0};
-    int64_t r = encode_text(m, c, dfas, behaviors, nstages, data, n, ids, starts, ends, &s);
+    int64_t r = encode_text(m, c, ss, data, n, ids, starts, ends, &s);
     scratch_free(&s);
     return r;
 }
 
-int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
-                         const int32_t *behaviors, size_t nstages, const uint8_t *data,
-                         const uint64_t *offsets, size_t ntexts, uint32_t *ids, int64_t *counts) {
+int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
+                         const uint8_t *data, const uint64_t *offsets, size_t ntexts,
+                         uint32_t *ids, int64_t *counts) {
     scratch s = {0};
     for (size_t i = 0; i < ntexts; i++) {
         if (!m->tok_len) {
             counts[i] = HFB_SLOW;
             continue;
         }
-        int64_t r = encode_text(m, c, dfas, behaviors, nstages, data + offsets[i],
-                                offsets[i + 1] - offsets[i], ids + offsets[i], NULL, NULL, &s);
+        int64_t r = encode_text(m, c, ss, data + offsets[i], offsets[i + 1] - offsets[i],
+                                ids + offsets[i], NULL, NULL, &s);
         if (r == HFB_NOMEM) {
             scratch_free(&s);
             return HFB_NOMEM;

@@ -37,22 +37,31 @@ void hfb_cache_free(hfb_cache *c);
 #define HFB_NOMEM -1
 /* Pre-tokenizer stages: stage k splits every piece with dfas[k] under behaviors[k]
    (0 Removed, 1 Isolated, 2 MergedWithPrevious, 3 MergedWithNext, 4 Contiguous; +8: invert).
-   Encodes text data[0:n] (valid UTF-8): the stages, then byte-mode BPE of every piece.  Writes
-   the ids to ids[] (room for n) and, if starts is not NULL, each token's code-point offsets
-   [starts[i], ends[i]) in the text (a token that covers part of a character covers all of it).
-   Returns the number of ids, HFB_SLOW or HFB_NOMEM. */
-int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
-                   const int32_t *behaviors, size_t nstages, const uint8_t *data, size_t n,
-                   uint32_t *ids, uint32_t *starts, uint32_t *ends);
+   skip: let a stage whose scanner starts no match at most characters jump over runs of such
+   characters instead of scanning them (the same matches; 0 scans every byte, for tests).
+   The stages keep the dfa pointers: the caller keeps the scanners alive.  NULL on out of
+   memory. */
+typedef struct hfb_stages hfb_stages;
+hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behaviors, size_t n,
+                           int skip);
+void hfb_stages_free(hfb_stages *st);
+/* How many stages jump over characters that start no match (diagnostics, tests). */
+size_t hfb_stages_skipping(const hfb_stages *st);
+/* Encodes text data[0:n] (valid UTF-8): the stages (st may be NULL: no stage), then byte-mode
+   BPE of every piece.  Writes the ids to ids[] (room for n) and, if starts is not NULL, each
+   token's code-point offsets [starts[i], ends[i]) in the text (a token that covers part of a
+   character covers all of it).  Returns the number of ids, HFB_SLOW or HFB_NOMEM. */
+int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
+                   size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
 /* hfb_encode of ntexts texts data[offsets[i]:offsets[i+1]]; text i's ids go to
    ids[offsets[i]...] and their count to counts[i] (HFB_SLOW for a text the caller must
    encode itself).  Returns 0 or HFB_NOMEM. */
-int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const scantok_dfa *const *dfas,
-                         const int32_t *behaviors, size_t nstages, const uint8_t *data,
-                         const uint64_t *offsets, size_t ntexts, uint32_t *ids, int64_t *counts);
+int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *st,
+                         const uint8_t *data, const uint64_t *offsets, size_t ntexts,
+                         uint32_t *ids, int64_t *counts);
 /* Only the stages: the pieces of data[0:n] as byte offsets (room for n each).  Returns the
    number of pieces or HFB_NOMEM. */
-int64_t hfb_pretokenize(const scantok_dfa *const *dfas, const int32_t *behaviors, size_t nstages,
-                        const uint8_t *data, size_t n, uint32_t *starts, uint32_t *ends);
+int64_t hfb_pretokenize(const hfb_stages *st, const uint8_t *data, size_t n, uint32_t *starts,
+                        uint32_t *ends);
 /* cdef:end */
 #endif

@@ -235,9 +235,15 @@ class Tokenizer:
                 return
             dfas.append(dfa)
             codes.append(_BEHAVIOR_CODE[op.behavior] + (8 if op.invert else 0))
-        ffi = self._model._ffi
-        self._stages = (ffi.new("const scantok_dfa *[]", dfas or [ffi.NULL]),
-                        ffi.new("int32_t[]", codes or [0]), len(dfas))
+        ffi, lib = self._model._ffi, self._model._lib
+        stages = lib.hfb_stages_new(ffi.new("const scantok_dfa *[]", dfas or [ffi.NULL]),
+                                    ffi.new("int32_t[]", codes or [0]), len(dfas), 1)
+        if stages == ffi.NULL:
+            raise MemoryError
+        # the stages point at the scanners' tables: keep the matchers (and their tables) alive
+        self._stage_matchers = [op for op in self._ops if isinstance(op, (_Step, ByteLevelOp))]
+        self._stage_spec = (dfas, codes)
+        self._stages = ffi.gc(stages, lib.hfb_stages_free)
 
     def _encode_c(self, text: str, offsets: bool):
         """(ids, starts, ends) of text by the C path, or None (the caller takes the slow path)."""
@@ -248,14 +254,13 @@ class Tokenizer:
         n = len(data)
         if n == 0:
             return [], [], []
-        dfas, codes, k = self._stages
         ids = np.empty(n, dtype=np.uint32)
         if offsets:
             st, en = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
             pst, pen = ffi.cast("uint32_t *", st.ctypes.data), ffi.cast("uint32_t *", en.ctypes.data)
         else:
             pst = pen = ffi.NULL
-        r = lib.hfb_encode(self._model._model, self._model.cache(), dfas, codes, k, data, n,
+        r = lib.hfb_encode(self._model._model, self._model.cache(), self._stages, data, n,
                            ffi.cast("uint32_t *", ids.ctypes.data), pst, pen)
         if r == lib.HFB_NOMEM:
             raise MemoryError
@@ -316,7 +321,7 @@ class Tokenizer:
         n = len(data)
         ids = np.empty(n, dtype=np.uint32)
         st, en = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
-        r = lib.hfb_encode(self._model._model, self._model.cache(), ffi.NULL, ffi.NULL, 0, data, n,
+        r = lib.hfb_encode(self._model._model, self._model.cache(), ffi.NULL, data, n,
                            ffi.cast("uint32_t *", ids.ctypes.data), ffi.cast("uint32_t *", st.ctypes.data),
                            ffi.cast("uint32_t *", en.ctypes.data))
         if r == lib.HFB_NOMEM:
@@ -468,8 +473,7 @@ class Tokenizer:
             data = b"".join(enc)
             ids = np.empty(max(int(offsets[-1]), 1), dtype=np.uint32)
             counts = np.empty(len(enc), dtype=np.int64)
-            dfas, codes, k = self._stages
-            rc = lib.hfb_encode_batch(self._model._model, self._model.cache(), dfas, codes, k, data,
+            rc = lib.hfb_encode_batch(self._model._model, self._model.cache(), self._stages, data,
                                       ffi.cast("uint64_t *", offsets.ctypes.data), len(enc),
                                       ffi.cast("uint32_t *", ids.ctypes.data),
                                       ffi.cast("int64_t *", counts.ctypes.data))
