@@ -78,6 +78,10 @@ class AddedVocabulary:
             if t.normalized:
                 norm.setdefault(t.content, t)
         self._raw, self._norm = raw, norm
+        # the first characters of all tokens, when few (a substring test is much faster than
+        # the trie regex, and most texts hold none of them)
+        firsts = {c[0] for c in raw} | {c[0] for c in norm}
+        self._firsts = firsts if len(firsts) <= 4 else None
         self._raw_re = _trie_regex(list(raw))
         self._norm_re = _trie_regex(list(norm))
 
@@ -87,6 +91,14 @@ class AddedVocabulary:
     @property
     def has_normalized(self) -> bool:
         return self._norm_re is not None
+
+    def matches(self, text: str) -> bool:
+        """True if some added token occurs in text as it is (split would cut it there when
+        there is no normalizer)."""
+        firsts = self._firsts
+        if firsts is not None and not any(c in text for c in firsts):
+            return False
+        return any(rx is not None and rx.search(text) is not None for rx in (self._raw_re, self._norm_re))
 
     def split(self, text: str, normalized: bool) -> list[tuple[int, int, AddedToken | None]]:
         """(start, end, token or None) covering text, as AddedVocabulary::find_matches."""

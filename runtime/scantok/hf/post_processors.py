@@ -53,6 +53,7 @@ class PostProcessor:
 
     def __init__(self, spec: Any, token_to_id, where: str = "post_processor"):
         self.steps: list = []
+        self.trims = False  # some step trims offsets (it reads the tokens)
         self._compile(spec, token_to_id, where)
 
     def _compile(self, spec: Any, token_to_id, where: str) -> None:
@@ -70,6 +71,7 @@ class PostProcessor:
         elif t == "ByteLevel":
             if spec.get("trim_offsets", True):
                 aps = bool(spec.get("add_prefix_space", True))
+                self.trims = True
                 self.steps.append(lambda enc, add: (_trim_offsets(enc, aps), enc)[1])
         elif t in ("RobertaProcessing", "BertProcessing"):
             sep, cls = spec.get("sep"), spec.get("cls")
@@ -78,6 +80,7 @@ class PostProcessor:
                     raise HFError(f"{where}: '{name}' must be [token, id]")
             trim = t == "RobertaProcessing" and spec.get("trim_offsets", True)
             aps = bool(spec.get("add_prefix_space", True))
+            self.trims = self.trims or bool(trim)
 
             def roberta(enc, add, sep=sep, cls=cls, trim=trim, aps=aps):
                 if trim:

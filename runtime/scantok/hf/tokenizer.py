@@ -32,23 +32,95 @@ _BEHAVIOR_CODE = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedW
 
 
 class Encoding:
-    """The result of :meth:`Tokenizer.encode`, as ``tokenizers.Encoding``."""
+    """The result of :meth:`Tokenizer.encode`, as ``tokenizers.Encoding``: ``ids``, ``tokens``,
+    ``offsets``, ``attention_mask``, ``special_tokens_mask``, ``type_ids`` (lists).
 
-    __slots__ = ("ids", "tokens", "offsets", "attention_mask", "special_tokens_mask", "type_ids")
+    An encoding made by the C path keeps its C arrays and builds each list on first access
+    (tokenizers' Python ``Encoding`` also converts on access)."""
+
+    __slots__ = ("_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask", "_type_ids",
+                 "_lazy")
 
     def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids):
-        self.ids = ids
-        self.tokens = tokens
-        self.offsets = offsets
-        self.special_tokens_mask = special_tokens_mask
-        self.type_ids = type_ids
-        self.attention_mask = [1] * len(ids)
+        self._ids = ids
+        self._tokens = tokens
+        self._offsets = offsets
+        self._special_tokens_mask = special_tokens_mask
+        self._type_ids = type_ids
+        self._attention_mask = None
+        self._lazy = None
+
+    @classmethod
+    def _from_arrays(cls, arrays, n: int, wrap, table) -> "Encoding":
+        """ids/starts/ends (numpy uint32, n used) of the model tokens, the post-processor's
+        (prefix, suffix, sequence type id) and the id -> token table."""
+        e = cls.__new__(cls)
+        e._ids = e._tokens = e._offsets = e._attention_mask = e._special_tokens_mask = e._type_ids = None
+        e._lazy = (arrays, n, wrap, table)
+        return e
+
+    def _parts(self):
+        arrays, n, (pre, post, type_id), table = self._lazy
+        return arrays, n, pre, post, type_id, table
+
+    @property
+    def ids(self) -> list[int]:
+        if self._ids is None:
+            from .._pylist import ids_to_list
+
+            arrays, n, pre, post, _, _ = self._parts()
+            lst = ids_to_list(arrays[0].ctypes.data, n)
+            self._ids = [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
+        return self._ids
+
+    @property
+    def tokens(self) -> list[str]:
+        if self._tokens is None:
+            from .._pylist import tokens_to_list
+
+            arrays, n, pre, post, _, table = self._parts()
+            lst = tokens_to_list(arrays[0].ctypes.data, n, table())
+            self._tokens = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
+        return self._tokens
+
+    @property
+    def offsets(self) -> list[tuple[int, int]]:
+        if self._offsets is None:
+            from .._pylist import spans_to_list
+
+            arrays, n, pre, post, _, _ = self._parts()
+            lst = spans_to_list(arrays[1].ctypes.data, arrays[2].ctypes.data, n, 0)
+            self._offsets = [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
+        return self._offsets
+
+    @property
+    def special_tokens_mask(self) -> list[int]:
+        if self._special_tokens_mask is None:
+            _, n, pre, post, _, _ = self._parts()
+            self._special_tokens_mask = [1] * len(pre) + [0] * n + [1] * len(post)
+        return self._special_tokens_mask
+
+    @property
+    def type_ids(self) -> list[int]:
+        if self._type_ids is None:
+            _, n, pre, post, type_id, _ = self._parts()
+            self._type_ids = [t[2] for t in pre] + [type_id] * n + [t[2] for t in post]
+        return self._type_ids
+
+    @property
+    def attention_mask(self) -> list[int]:
+        if self._attention_mask is None:
+            self._attention_mask = [1] * len(self)
+        return self._attention_mask
 
     def __len__(self) -> int:
-        return len(self.ids)
+        if self._lazy is not None:
+            _, n, pre, post, _, _ = self._parts()
+            return len(pre) + n + len(post)
+        return len(self._ids)
 
     def __repr__(self) -> str:
-        return f"Encoding(num_tokens={len(self.ids)}, attributes=[ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask])"
+        return f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask])"
 
 
 class _Piece:
@@ -156,6 +228,9 @@ class Tokenizer:
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
         self._wrap = self._special_wrap()
+        self._tokens_by_id = None
+        # encode() of a text the C path takes whole: lazy Encoding around the C arrays
+        self._lazy = self._lazy_wraps() if self._stages is not None and not self._norm else None
 
     # -- loading / saving --
     @classmethod
@@ -384,6 +459,39 @@ class Tokenizer:
                 self._encode_segment(ns, 0, len(ns.text), a, ids, offs)
         return ids, offs, matched
 
+    def _lazy_wraps(self):
+        """For add_special_tokens False and True: (prefix, suffix, sequence type id) the
+        post-processor puts around the model tokens, prefix/suffix as (id, token, type id)
+        entries with offsets (0, 0) and special mask 1; None when it does more (trims offsets)."""
+        if self._post.trims:
+            return None
+        out = []
+        for add in (False, True):
+            probe = {"ids": [-1, -2], "tokens": ["\x00", "\x01"], "offsets": [(7, 8), (8, 9)],
+                     "type_ids": [0, 0], "special": [0, 0]}
+            try:
+                r = self._post.process(probe, add)
+                k = r["ids"].index(-1)
+            except Exception:  # pragma: no cover
+                return None
+            if (r["ids"][k + 1] != -2 or r["offsets"][k:k + 2] != [(7, 8), (8, 9)] or r["special"][k:k + 2] != [0, 0]
+                    or r["type_ids"][k] != r["type_ids"][k + 1]):
+                return None
+            ends = [j for j in range(len(r["ids"])) if j not in (k, k + 1)]
+            if any(r["offsets"][j] != (0, 0) or r["special"][j] != 1 for j in ends):
+                return None
+            entries = [(r["ids"][j], r["tokens"][j], r["type_ids"][j]) for j in range(len(r["ids"]))]
+            out.append((entries[:k], entries[k + 2:], r["type_ids"][k]))
+        return tuple(out)
+
+    def _token_table(self) -> list:
+        """id -> model token (None where the model has none), for Encoding.tokens."""
+        t = self._tokens_by_id
+        if t is None:
+            inv = self._model.inv
+            t = self._tokens_by_id = [inv.get(i) for i in range(max(inv, default=-1) + 1)]
+        return t
+
     def _special_wrap(self):
         """(prefix ids, suffix ids) the post-processor adds around a sequence, or None when it
         needs the tokens (offset trimming alone does not change ids)."""
@@ -401,6 +509,10 @@ class Tokenizer:
         ``sequence``), attention_mask, special_tokens_mask, type_ids."""
         if not isinstance(sequence, str):
             raise TypeError(f"encode() expects str, got {type(sequence).__name__}")
+        if self._lazy is not None and not (self._added and self._added.matches(sequence)):
+            enc = self._encode_lazy(sequence, add_special_tokens)
+            if enc is not None:
+                return enc
         ids, offs, matched = self._encode_raw(sequence, True)
         inv = self._model.inv
         tokens = [inv.get(i) for i in ids]
@@ -410,6 +522,25 @@ class Tokenizer:
                "type_ids": [0] * len(ids), "special": [0] * len(ids)}
         enc = self._post.process(enc, add_special_tokens)
         return Encoding(enc["ids"], enc["tokens"], enc["offsets"], enc["special"], enc["type_ids"])
+
+    def _encode_lazy(self, text: str, add_special_tokens: bool) -> Encoding | None:
+        """The whole text by one C call (no normalizer, no added token in it), or None."""
+        import numpy as np
+
+        ffi, lib = self._model._ffi, self._model._lib
+        data = text.encode("utf-8")
+        n = len(data)
+        arr = np.empty((3, max(n, 1)), dtype=np.uint32)
+        p = ffi.cast("uint32_t *", arr.ctypes.data)
+        r = lib.hfb_encode(self._model._model, self._model.cache(), self._stages, data, n, p, p + arr.shape[1],
+                           p + 2 * arr.shape[1]) if n else 0
+        if r == lib.HFB_NOMEM:
+            raise MemoryError
+        if r < 0:
+            return None
+        if 2 * r < arr.shape[1]:
+            arr = arr[:, :r].copy()
+        return Encoding._from_arrays(arr, r, self._lazy[add_special_tokens], self._token_table)
 
     def _ids(self, text: str, add_special_tokens: bool) -> list[int]:
         if not isinstance(text, str):
