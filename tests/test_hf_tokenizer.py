@@ -353,3 +353,32 @@ def test_type_errors(gpt2_style):
         ours.encode_batch_fast("a string")
     with pytest.raises(TypeError):
         ours.encode_batch_fast(["ok", 3])
+
+
+def test_merge_ids_loaded_in_c_equal_python(deepseek, gpt2_style, llama3_style, wordpiece_like):
+    """Merges -> (a, b, merged) ids and byte lengths: the C loader equals the checked Python loop."""
+    import numpy as np
+
+    from scantok.hf.bpe import _merge_ids_c
+
+    for tok in (deepseek[0], pair(gpt2_style)[0], pair(llama3_style)[0], pair(wordpiece_like)[0]):
+        model = tok._model
+        spec = tok._obj["model"]
+        plen = len(model.prefix) if model.prefix else 0
+        c = _merge_ids_c(model.vocab, spec["merges"], plen)
+        py = model._merge_ids_py(spec["merges"], plen, "model")
+        assert c is not None and [list(x) for x in c] == [list(x) for x in py]
+        for t, i in list(model.vocab.items())[:5000]:
+            try:
+                want = len(bytes(scantok.hf.pre_tokenizers.CHAR_BYTES[ch] for ch in t))
+            except KeyError:
+                want = len(t.encode("utf-8", "surrogatepass"))
+            assert int(np.asarray(model._keep[1])[i]) == want, t
+    # list-form merges, a prefix, tokens holding NUL or a newline (another separator), a bad merge
+    vocab = {"a": 0, "b": 1, "##b": 2, "ab": 3, "\n": 4, "a\n": 5}
+    assert [list(x) for x in _merge_ids_c(vocab, [["a", "##b"]], 2)] == [[0], [2], [3]]
+    assert [list(x) for x in _merge_ids_c(vocab, [["a", "b"], ["a", "\n"]], 0)] == [[0, 0], [1, 4], [3, 5]]
+    assert [list(x) for x in _merge_ids_c({"a": 0, "b": 1, "ab": 3, "\x00": 6}, ["a b"], 0)] == [[0], [1], [3]]
+    assert _merge_ids_c({**vocab, "\x00": 6}, ["a b"], 0) is None  # no separator: the Python loop
+    assert _merge_ids_c(vocab, ["a b", "a c"], 0) is None
+    assert _merge_ids_c(vocab, ["a  b"], 0) is None

@@ -7,8 +7,8 @@
 
 #define EMPTY_KEY UINT64_MAX
 #define NO_RANK UINT32_MAX
-#define CACHE_BITS 14
-#define CACHE_KEY 22
+#define CACHE_BITS 15
+#define CACHE_KEY 24
 #define CACHE_IDS 8
 #define LINEAR_MAX 64
 
@@ -25,9 +25,9 @@ struct hfb_model {
 };
 
 typedef struct {
-    uint64_t hash;      /* 0: empty */
-    uint8_t klen, nids;
-    uint8_t key[CACHE_KEY];
+    uint64_t key[CACHE_KEY / 8]; /* the piece's bytes, zero-padded */
+    uint32_t klen;               /* 0: empty (pieces are never empty) */
+    uint32_t nids;
     uint32_t ids[CACHE_IDS];
 } cache_slot;
 
@@ -126,13 +126,11 @@ static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, si
         if (best == NO_RANK) break;
         ids[bi] = nid[bi];
         if (lens) lens[bi] += lens[bi + 1];
-        size_t tail = n - bi - 2;
-        memmove(ids + bi + 1, ids + bi + 2, tail * sizeof *ids);
-        if (lens) memmove(lens + bi + 1, lens + bi + 2, tail * sizeof *lens);
-        if (tail) {
-            memmove(rank + bi + 1, rank + bi + 2, (tail - 1) * sizeof *rank);
-            memmove(nid + bi + 1, nid + bi + 2, (tail - 1) * sizeof *nid);
-        }
+        /* few symbols: plain loops beat memmove calls */
+        for (size_t j = bi + 1; j + 1 < n; j++) ids[j] = ids[j + 1];
+        if (lens)
+            for (size_t j = bi + 1; j + 1 < n; j++) lens[j] = lens[j + 1];
+        for (size_t j = bi + 1; j + 2 < n; j++) rank[j] = rank[j + 1], nid[j] = nid[j + 1];
         n--;
         if (bi + 1 < n) rank[bi] = pair_rank(m, ids[bi], ids[bi + 1], &nid[bi]);
         if (bi > 0) rank[bi - 1] = pair_rank(m, ids[bi - 1], ids[bi], &nid[bi - 1]);
@@ -226,22 +224,135 @@ size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
     return n <= LINEAR_MAX ? merge_linear(m, ids, lens, n) : merge_heap(m, ids, lens, n);
 }
 
+/* ---- loading ---------------------------------------------------------------------------- */
+
+int hfb_vocab_lengths(const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                      const int16_t *byte_of, size_t n_byte_of, uint32_t *tok_len, void *whole) {
+    uint8_t buf[256];
+    const uint8_t *p = tokens;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
+        size_t len = (size_t)(e - p), k = 0;
+        uint8_t *raw = len <= sizeof buf ? buf : malloc(len);
+        if (!raw) return -1;
+        int is_bytes = 1;
+        for (size_t j = 0; j < len && is_bytes;) {
+            uint32_t b = p[j], cp, need;
+            if (b < 0x80) cp = b, need = 0;
+            else if (b >= 0xC0 && b < 0xE0) cp = b & 0x1F, need = 1;
+            else { is_bytes = 0; break; } /* byte-level characters are below U+0800 */
+            if (j + need >= len || (need && (p[j + 1] & 0xC0) != 0x80)) { is_bytes = 0; break; }
+            if (need) cp = (cp << 6) | (p[j + 1] & 0x3F);
+            j += need + 1;
+            if (cp >= n_byte_of || byte_of[cp] < 0) { is_bytes = 0; break; }
+            raw[k++] = (uint8_t)byte_of[cp];
+        }
+        tok_len[ids[i]] = is_bytes ? (uint32_t)k : (uint32_t)len;
+        if (is_bytes && whole && vt_insert((vt_table *)whole, (const char *)raw, k, (int32_t)ids[i]) < 0) {
+            if (raw != buf) free(raw);
+            return -1;
+        }
+        if (raw != buf) free(raw);
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* The byte length of the first `chars` characters of p[0:len] (all of it if shorter). */
+static size_t utf8_prefix(const uint8_t *p, size_t len, size_t chars) {
+    size_t j = 0;
+    while (chars && j < len) {
+        j++;
+        while (j < len && (p[j] & 0xC0) == 0x80) j++;
+        chars--;
+    }
+    return j;
+}
+
+int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, const uint8_t *merges,
+                      size_t nmerges, uint8_t sep, int pairs, size_t prefix_chars,
+                      uint32_t *a_ids, uint32_t *b_ids, uint32_t *new_ids) {
+    vt_table *t = vt_new(ntok);
+    if (!t) return -1;
+    const uint8_t *p = tokens;
+    for (size_t i = 0; i < ntok; i++) {
+        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
+        if (vt_insert(t, (const char *)p, (size_t)(e - p), (int32_t)ids[i]) < 0) {
+            vt_free(t);
+            return -1;
+        }
+        p = e + 1;
+    }
+    uint8_t buf[512];
+    int64_t rc = 0;
+    p = merges;
+    for (size_t i = 0; i < nmerges && !rc; i++) {
+        const uint8_t *a = p, *ae, *b, *be;
+        if (pairs) {
+            ae = memchr(a, sep, SIZE_MAX / 2);
+            b = ae + 1;
+            be = memchr(b, sep, SIZE_MAX / 2);
+        } else {
+            be = memchr(a, sep, SIZE_MAX / 2);
+            ae = memchr(a, ' ', (size_t)(be - a));
+            if (!ae || memchr(ae + 1, ' ', (size_t)(be - ae - 1))) {
+                rc = -(int64_t)(2 + i);
+                break;
+            }
+            b = ae + 1;
+        }
+        p = be + 1;
+        size_t al = (size_t)(ae - a), bl = (size_t)(be - b);
+        int32_t ia = vt_get(t, (const char *)a, al), ib = vt_get(t, (const char *)b, bl);
+        size_t skip = utf8_prefix(b, bl, prefix_chars), nl = al + bl - skip;
+        uint8_t *cat = nl <= sizeof buf ? buf : malloc(nl ? nl : 1);
+        if (!cat) {
+            rc = -1;
+            break;
+        }
+        memcpy(cat, a, al);
+        memcpy(cat + al, b + skip, bl - skip);
+        int32_t in = vt_get(t, (const char *)cat, nl);
+        if (cat != buf) free(cat);
+        if (ia < 0 || ib < 0 || in < 0) {
+            rc = -(int64_t)(2 + i);
+            break;
+        }
+        a_ids[i] = (uint32_t)ia, b_ids[i] = (uint32_t)ib, new_ids[i] = (uint32_t)in;
+    }
+    vt_free(t);
+    return rc;
+}
+
 hfb_cache *hfb_cache_new(void) { return calloc(1, sizeof(hfb_cache)); }
 void hfb_cache_free(hfb_cache *c) { free(c); }
 
-static inline uint64_t key_hash(const uint8_t *p, size_t len) {
-    uint64_t w[3] = {0, 0, 0};
-    memcpy(w, p, len);
+/* The piece p[0:len] (len <= CACHE_KEY) as three zero-padded words; end bounds the readable
+   memory. */
+static inline void load_key(const uint8_t *p, size_t len, const uint8_t *end, uint64_t w[3]) {
+    if ((size_t)(end - p) >= CACHE_KEY) {
+        memcpy(w, p, CACHE_KEY);
+        for (int i = 0; i < 3; i++) {
+            size_t have = len > 8u * i ? len - 8u * i : 0;
+            if (have < 8) w[i] &= have ? (~0ull >> (64 - 8 * have)) : 0;
+        }
+    } else {
+        w[0] = w[1] = w[2] = 0;
+        for (size_t i = 0; i < len; i++) w[i >> 3] |= (uint64_t)p[i] << (8 * (i & 7));
+    }
+}
+
+static inline uint64_t key_hash(const uint64_t w[3], size_t len) {
     uint64_t h = (w[0] ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
     h = (h ^ (h >> 31) ^ w[1]) * 0x94D049BB133111EBull;
     h = (h ^ (h >> 29) ^ w[2] ^ ((uint64_t)len << 56)) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 32;
-    return h | 1;
+    return h ^ (h >> 32);
 }
 
-/* The ids of one piece (raw bytes) into out[] (room for len).  Returns the count or HFB_SLOW. */
+/* The ids of one piece (raw bytes p[0:len], readable up to end) into out[] (room for len).
+   Returns the count or HFB_SLOW. */
 static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
-                            uint32_t *out) {
+                            const uint8_t *end, uint32_t *out) {
     if (m->whole) {
         int32_t id = vt_get(m->whole, (const char *)p, len);
         if (id >= 0) {
@@ -249,18 +360,31 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
             return 1;
         }
     }
+    if (len <= 2) { /* one byte, or one pair: no cache needed */
+        int32_t a = m->byte_ids[p[0]], b = len == 2 ? m->byte_ids[p[1]] : 0;
+        if (a < 0 || b < 0) return HFB_SLOW;
+        out[0] = (uint32_t)a;
+        if (len == 1) return 1;
+        uint32_t nid;
+        if (pair_rank(m, (uint32_t)a, (uint32_t)b, &nid) != NO_RANK) {
+            out[0] = nid;
+            return 1;
+        }
+        out[1] = (uint32_t)b;
+        return 2;
+    }
     cache_slot *slot = NULL;
-    uint64_t h = 0;
+    uint64_t w[3];
     if (c && len <= CACHE_KEY) {
         if (c->model != m || c->generation != m->generation) {
             memset(c->slots, 0, sizeof c->slots);
             c->model = m;
             c->generation = m->generation;
         }
-        h = key_hash(p, len);
-        slot = &c->slots[h & ((1u << CACHE_BITS) - 1)];
-        if (slot->hash == h && slot->klen == len && memcmp(slot->key, p, len) == 0) {
-            memcpy(out, slot->ids, slot->nids * sizeof *out);
+        load_key(p, len, end, w);
+        slot = &c->slots[key_hash(w, len) & ((1u << CACHE_BITS) - 1)];
+        if (slot->klen == len && slot->key[0] == w[0] && slot->key[1] == w[1] && slot->key[2] == w[2]) {
+            for (uint32_t j = 0; j < slot->nids; j++) out[j] = slot->ids[j];
             return slot->nids;
         }
     }
@@ -272,11 +396,10 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
     size_t k = hfb_merge(m, out, NULL, len);
     if (k == SIZE_MAX) return HFB_NOMEM;
     if (slot && k <= CACHE_IDS) {
-        slot->hash = h;
-        slot->klen = (uint8_t)len;
-        slot->nids = (uint8_t)k;
-        memcpy(slot->key, p, len);
-        memcpy(slot->ids, out, k * sizeof *out);
+        memcpy(slot->key, w, sizeof slot->key);
+        slot->klen = (uint32_t)len;
+        slot->nids = (uint32_t)k;
+        for (size_t j = 0; j < k; j++) slot->ids[j] = out[j];
     }
     return (int64_t)k;
 }
@@ -295,6 +418,7 @@ typedef struct {
     int32_t behavior;
     int skip;              /* jump over dead characters (most ASCII bytes are dead) */
     uint8_t dead_ascii[128];
+    uint8_t live_lo[16];   /* bit h of live_lo[l]: ASCII byte h << 4 | l is live (SIMD lookup) */
     uint8_t *dead_cls;     /* nclasses entries */
 } stage;
 
@@ -324,7 +448,10 @@ hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behavi
             g->dead_cls[c] = (f & ENGINE_T_SPECIAL) && !(f & ENGINE_T_MATCH);
         }
         int ndead = 0;
-        for (int b = 0; b < 128; b++) ndead += g->dead_ascii[b] = g->dead_cls[d->ascii[b]];
+        for (int b = 0; b < 128; b++) {
+            ndead += g->dead_ascii[b] = g->dead_cls[d->ascii[b]];
+            if (!g->dead_ascii[b]) g->live_lo[b & 15] |= (uint8_t)(1u << (b >> 4));
+        }
         g->skip = skip && ndead >= 64;
     }
     return ss;
@@ -374,9 +501,50 @@ invalid:
     return 1;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* Skips dead ASCII bytes 32 at a time (two nibble lookups): returns the first position at or
+   after pos whose byte is live or not ASCII, or where fewer than 32 bytes are left. */
+__attribute__((target("avx2"))) static size_t skip_dead_avx2(const stage *g, const uint8_t *p, size_t pos,
+                                                             size_t n) {
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)g->live_lo));
+    const __m256i bit = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i low = _mm256_set1_epi8(0x0F);
+    while (n - pos >= 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(p + pos));
+        __m256i row = _mm256_shuffle_epi8(tbl, _mm256_and_si256(x, low));
+        __m256i hb = _mm256_shuffle_epi8(bit, _mm256_and_si256(_mm256_srli_epi16(x, 4), low));
+        __m256i dead = _mm256_cmpeq_epi8(_mm256_and_si256(row, hb), _mm256_setzero_si256());
+        uint32_t stop = ~(uint32_t)_mm256_movemask_epi8(dead) | (uint32_t)_mm256_movemask_epi8(x);
+        if (stop) return pos + (size_t)__builtin_ctz(stop);
+        pos += 32;
+    }
+    return pos;
+}
+
+static int have_avx2(void) {
+    static int v = -1;
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return v;
+}
+#endif
+
 /* The first character at or after pos that is live (want_dead 0) or dead (want_dead 1). */
 static size_t next_char(const stage *g, const uint8_t *p, size_t pos, size_t n, int want_dead) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    int simd = !want_dead && have_avx2();
+#endif
     while (pos < n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (simd) {
+            pos = skip_dead_avx2(g, p, pos, n);
+            if (pos >= n) break;
+        }
+#endif
         uint32_t b = p[pos], cls;
         if (b < 0x80) {
             if (g->dead_ascii[b] == want_dead) return pos;
@@ -487,6 +655,19 @@ static void split_piece(const stage *g, const uint8_t *data, uint32_t ps, uint32
         flush(e);
         return;
     }
+    if (beh == 1) { /* Isolated (with or without invert: the same pieces): gaps and matches */
+        flush(e);
+        uint32_t *out = e->out + 2 * e->k, pos = ps;
+        for (size_t i = 0; i < nm; i++) {
+            uint32_t a = ps + s->ms[i], b = ps + s->me[i];
+            if (pos < a) *out++ = pos, *out++ = a;
+            *out++ = a, *out++ = b;
+            pos = b;
+        }
+        if (pos < pe) *out++ = pos, *out++ = pe;
+        e->k = (size_t)(out - e->out) / 2;
+        return;
+    }
     int prevm = 0, first = 1;
     uint32_t pos = 0, len = pe - ps;
     size_t i = 0;
@@ -585,7 +766,7 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
     size_t out = 0;
     for (int64_t i = 0; i < k; i++) {
         uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
-        int64_t r = encode_piece(m, c, data + ps, pe - ps, ids + out);
+        int64_t r = encode_piece(m, c, data + ps, pe - ps, data + n, ids + out);
         if (r < 0) return r;
         if (starts) {
             uint32_t pos = ps;

@@ -31,6 +31,23 @@ int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len
 /* Merges the n symbols ids[] (with byte lengths lens[], or lens NULL) in place; returns the
    new count, or SIZE_MAX on out of memory (ids unchanged then). */
 size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n);
+/* Loading (tokenizer.json's vocab and merges without a Python loop per entry).  A record list
+   is the UTF-8 of n records, each followed by the byte sep (the caller checks that no record
+   holds sep).
+   hfb_vocab_lengths: tokens[i] has id ids[i]; writes tok_len[id] (the byte length of the
+   token's raw bytes when every character is a byte-level character, byte_of[cp] for cp <
+   n_byte_of, else of its UTF-8) and, if whole is not NULL, inserts raw bytes -> id into it
+   (byte-level tokens only).  Returns 0, or -1 on out of memory. */
+int hfb_vocab_lengths(const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                      const int16_t *byte_of, size_t n_byte_of, uint32_t *tok_len, void *whole);
+/* hfb_merge_ids: the ids of merges given as records "a b" (pairs 0: exactly one space) or as
+   two records a, b each (pairs 1), against the vocabulary records tokens/ids; the merged
+   token is a + b without its first prefix_chars characters.  Writes a_ids, b_ids, new_ids.
+   Returns 0, -1 on out of memory, or -(2 + i) for the first merge i that is malformed or
+   names a token outside the vocabulary. */
+int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, const uint8_t *merges,
+                      size_t nmerges, uint8_t sep, int pairs, size_t prefix_chars,
+                      uint32_t *a_ids, uint32_t *b_ids, uint32_t *new_ids);
 hfb_cache *hfb_cache_new(void);
 void hfb_cache_free(hfb_cache *c);
 #define HFB_SLOW -2

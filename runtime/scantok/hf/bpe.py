@@ -21,10 +21,71 @@ from .pre_tokenizers import BYTE_CHARS, CHAR_BYTES
 def _check_vocab(vocab: Any, where: str) -> dict[str, int]:
     if not isinstance(vocab, Mapping):
         raise HFError(f"{where}.vocab must be an object")
+    values = vocab.values()
+    if not values or (set(map(type, values)) == {int} and min(values) >= 0 and max(values) < 2**31):
+        return dict(vocab)
     for tok, idx in vocab.items():
         if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 2**31:
             raise HFError(f"{where}.vocab: id of {tok!r} must be an integer in [0, 2**31), got {idx!r}")
     return dict(vocab)
+
+
+def _byte_of():
+    import numpy as np
+
+    out = np.full(max(map(ord, BYTE_CHARS)) + 1, -1, dtype=np.int16)
+    for b, c in enumerate(BYTE_CHARS):
+        out[ord(c)] = b
+    return out
+
+
+_BYTE_OF = _byte_of()
+
+
+def _records(strings, seps: str = "\0\n") -> tuple[bytes, int] | None:
+    """The strings as one UTF-8 record list (each followed by a separator byte none of them
+    holds: the first of seps that works), or None."""
+    for sep in seps:
+        joined = sep.join(strings)
+        if joined.count(sep) == max(len(strings) - 1, 0):
+            return (joined + sep).encode("utf-8", "surrogatepass"), ord(sep)
+    return None
+
+
+def _merge_ids_c(vocab: dict[str, int], merges: list, plen: int):
+    """(a, b, merged) id arrays of the merges by one C call, or None (malformed: the caller
+    finds the precise error)."""
+    import numpy as np
+
+    nat = _native()
+    if nat is None:
+        return None
+    if not merges:
+        return (np.empty(0, dtype=np.uint32),) * 3
+    ffi, lib = nat
+    first = type(merges[0])
+    if first is str and all(type(m) is str for m in merges):
+        pairs, flat = 0, merges
+    elif first is list and all(type(m) is list and len(m) == 2 for m in merges):
+        pairs, flat = 1, [x for m in merges for x in m]
+        if not all(type(x) is str for x in flat):
+            return None
+    else:
+        return None
+    rec_v = _records(vocab)
+    rec_m = _records(flat, chr(rec_v[1])) if rec_v is not None else None
+    if rec_m is None:
+        return None
+    ids = np.fromiter(vocab.values(), dtype=np.uint32, count=len(vocab))
+    out = np.empty((3, len(merges)), dtype=np.uint32)
+    p = ffi.cast("uint32_t *", out.ctypes.data)
+    rc = lib.hfb_merge_ids(rec_v[0], len(vocab), ffi.cast("uint32_t *", ids.ctypes.data), rec_m[0], len(merges),
+                           rec_v[1], pairs, plen, p, p + len(merges), p + 2 * len(merges))
+    if rc == -1:
+        raise MemoryError
+    if rc < 0:
+        return None
+    return out[0], out[1], out[2]
 
 
 class WordLevelModel:
@@ -71,6 +132,18 @@ class BPEModel:
         if not isinstance(merges, list):
             raise HFError(f"{where}.merges must be a list")
         plen = len(self.prefix) if self.prefix else 0
+        self._unk_id = None
+        if self.unk_token is not None:
+            self._unk_id = self.vocab.get(self.unk_token)
+        self._local = threading.local()
+        self._chars_cache: dict[str, list] = {}
+        ids = _merge_ids_c(self.vocab, merges, plen)
+        if ids is None:
+            ids = self._merge_ids_py(merges, plen, where)
+        self._build_native(*ids)
+
+    def _merge_ids_py(self, merges: list, plen: int, where: str):
+        """The (a, b, merged) ids of every merge, checked one by one (the precise error)."""
         a_ids, b_ids, n_ids = [], [], []
         for i, m in enumerate(merges):
             if isinstance(m, str):
@@ -89,12 +162,7 @@ class BPEModel:
             a_ids.append(self.vocab[a])
             b_ids.append(self.vocab[b])
             n_ids.append(self.vocab[new])
-        self._unk_id = None
-        if self.unk_token is not None:
-            self._unk_id = self.vocab.get(self.unk_token)
-        self._local = threading.local()
-        self._chars_cache: dict[str, list] = {}
-        self._build_native(a_ids, b_ids, n_ids)
+        return a_ids, b_ids, n_ids
 
     # -- C model --
     def _build_native(self, a_ids, b_ids, n_ids) -> None:
@@ -110,7 +178,7 @@ class BPEModel:
         if model == ffi.NULL:
             raise MemoryError
         self._model = ffi.gc(model, lib.hfb_free)
-        arrs = [np.asarray(x, dtype=np.uint32) for x in (a_ids, b_ids, n_ids)]
+        arrs = [np.ascontiguousarray(x, dtype=np.uint32) for x in (a_ids, b_ids, n_ids)]
         if lib.hfb_add_merges(self._model, *(ffi.cast("uint32_t *", x.ctypes.data) for x in arrs), len(a_ids)) < 0:
             raise MemoryError
         # byte mode: every byte's character is a token and no prefix/suffix changes the symbols
@@ -120,15 +188,25 @@ class BPEModel:
         whole = None
         if self.ignore_merges:
             whole = ffi.gc(lib.vt_new(len(self.vocab)), lib.vt_free)
-        for tok, idx in self.vocab.items():
-            try:
-                raw = bytes(CHAR_BYTES[c] for c in tok)
-            except KeyError:
-                tok_len[idx] = len(tok.encode("utf-8", "surrogatepass"))
-                continue
-            tok_len[idx] = len(raw)
-            if whole is not None and lib.vt_insert(whole, raw, len(raw), idx) < 0:
+        rec = _records(self.vocab)
+        if rec is not None:
+            blob, sep = rec
+            ids = np.fromiter(self.vocab.values(), dtype=np.uint32, count=len(self.vocab))
+            if lib.hfb_vocab_lengths(blob, len(self.vocab), sep, ffi.cast("uint32_t *", ids.ctypes.data),
+                                     ffi.cast("int16_t *", _BYTE_OF.ctypes.data), len(_BYTE_OF),
+                                     ffi.cast("uint32_t *", tok_len.ctypes.data),
+                                     whole if whole is not None else ffi.NULL) < 0:
                 raise MemoryError
+        else:
+            for tok, idx in self.vocab.items():
+                try:
+                    raw = bytes(CHAR_BYTES[c] for c in tok)
+                except KeyError:
+                    tok_len[idx] = len(tok.encode("utf-8", "surrogatepass"))
+                    continue
+                tok_len[idx] = len(raw)
+                if whole is not None and lib.vt_insert(whole, raw, len(raw), idx) < 0:
+                    raise MemoryError
         self._keep = (byte_ids, tok_len, whole)
         lib.hfb_set_bytes(self._model, ffi.cast("int32_t *", byte_ids.ctypes.data),
                           ffi.cast("uint32_t *", tok_len.ctypes.data), whole if whole is not None else ffi.NULL)
