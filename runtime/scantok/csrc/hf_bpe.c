@@ -139,11 +139,14 @@ static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, si
 }
 
 typedef struct {
-    uint32_t rank, pos, new_id;
+    uint64_t order; /* rank << 32 | pos: the lowest rank first, the leftmost on ties */
+    uint32_t new_id;
 } heap_entry;
 
-static inline int heap_less(const heap_entry *x, const heap_entry *y) {
-    return x->rank < y->rank || (x->rank == y->rank && x->pos < y->pos);
+static inline int heap_less(const heap_entry *x, const heap_entry *y) { return x->order < y->order; }
+
+static inline heap_entry entry(uint32_t rank, uint32_t pos, uint32_t new_id) {
+    return (heap_entry){((uint64_t)rank << 32) | pos, new_id};
 }
 
 static void heap_push(heap_entry *h, size_t *len, heap_entry e) {
@@ -189,12 +192,12 @@ static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size
         alive[i] = 1;
         if (i + 1 < n) {
             uint32_t nid, r = pair_rank(m, ids[i], ids[i + 1], &nid);
-            if (r != NO_RANK) heap_push(heap, &hl, (heap_entry){r, (uint32_t)i, nid});
+            if (r != NO_RANK) heap_push(heap, &hl, entry(r, (uint32_t)i, nid));
         }
     }
     while (hl) {
         heap_entry t = heap_pop(heap, &hl);
-        uint32_t p = t.pos;
+        uint32_t p = (uint32_t)t.order;
         if (!alive[p] || next[p] < 0) continue;
         uint32_t nx = (uint32_t)next[p], nid;
         if (pair_rank(m, ids[p], ids[nx], &nid) == NO_RANK || nid != t.new_id) continue;
@@ -205,9 +208,9 @@ static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size
         if (next[p] >= 0) prev[next[p]] = (int32_t)p;
         uint32_t r;
         if (prev[p] >= 0 && (r = pair_rank(m, ids[prev[p]], ids[p], &nid)) != NO_RANK)
-            heap_push(heap, &hl, (heap_entry){r, (uint32_t)prev[p], nid});
+            heap_push(heap, &hl, entry(r, (uint32_t)prev[p], nid));
         if (next[p] >= 0 && (r = pair_rank(m, ids[p], ids[next[p]], &nid)) != NO_RANK)
-            heap_push(heap, &hl, (heap_entry){r, p, nid});
+            heap_push(heap, &hl, entry(r, p, nid));
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
