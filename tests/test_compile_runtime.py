@@ -273,6 +273,8 @@ def test_encoding_compiles_any_pat_str(encodings):
         text = load_corpus(corpus)[:300_000]
         assert ours.encode_ordinary(text) == ref.encode_ordinary(text), corpus
     assert ours.encode("hi <|endoftext|>", allowed_special="all") == ref.encode("hi <|endoftext|>", allowed_special="all")
+    again = pickle.loads(pickle.dumps(ours))
+    assert again.encode_ordinary("It's 2024: héllo!") == ref.encode_ordinary("It's 2024: héllo!")
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -740,7 +740,8 @@ class Encoding:
                 self._rank_table.raw,
                 self._special_tokens,
                 self._explicit_n_vocab,
-                self._scanner.name,
+                # a scanner compiled at run time is compiled again (or loaded from the disk cache)
+                None if hasattr(self._scanner, "flavor") else self._scanner.name,
             ),
         )
 
