@@ -320,6 +320,12 @@ def test_pattern_error(pattern, construct, offset):
     assert construct in str(info.value) and info.value.offset == offset
 
 
+def test_too_large_for_the_tables_is_a_pattern_error():
+    many = "|".join(chr(0x100 + i) + chr(0x1000 + i) for i in range(300))  # > 256 classes
+    with pytest.raises(scantok.PatternError, match=r"too large for a scanner: \d+ classes"):
+        scantok.compile(many)
+
+
 def test_bad_arguments():
     with pytest.raises(TypeError):
         scantok.compile(b"a+")
