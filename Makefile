@@ -31,6 +31,12 @@ test:
 bench:
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
 
+# Part of `make fuzz`: tiktoken's _encode_bytes and encode_with_unstable against tiktoken.
+.PHONY: fuzz-tiktoken
+fuzz: fuzz-tiktoken
+fuzz-tiktoken:
+	$(PYTHON) tests/fuzz_tiktoken_surface.py --seconds $${FUZZ_SECONDS:-600}
+
 # Long differential campaigns: FUZZ_SECONDS of random inputs on every scanner and path, as
 # long on every BPE encoding against tiktoken, then the scanner property tests with the
 # "fuzz" hypothesis profile (2,000 examples each).

@@ -26,6 +26,10 @@ if str(TESTS_DIR) not in sys.path:
 
 from strategies import check_oracle_version  # noqa: E402
 
+# tiktoken's own test suite (vendored, runs against a `tiktoken` shim): collected only by
+# tests/test_tiktoken_suite.py, in a subprocess
+collect_ignore = ["tiktoken_suite"]
+
 # ---------------------------------------------------------------------------------------------
 # hypothesis profiles
 # ---------------------------------------------------------------------------------------------

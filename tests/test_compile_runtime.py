@@ -273,6 +273,8 @@ def test_encoding_compiles_any_pat_str(encodings):
         text = load_corpus(corpus)[:300_000]
         assert ours.encode_ordinary(text) == ref.encode_ordinary(text), corpus
     assert ours.encode("hi <|endoftext|>", allowed_special="all") == ref.encode("hi <|endoftext|>", allowed_special="all")
+    again = pickle.loads(pickle.dumps(ours))
+    assert again.encode_ordinary("It's 2024: héllo!") == ref.encode_ordinary("It's 2024: héllo!")
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -316,6 +318,12 @@ def test_pattern_error(pattern, construct, offset):
     with pytest.raises(scantok.PatternError) as info:
         scantok.compile(pattern)
     assert construct in str(info.value) and info.value.offset == offset
+
+
+def test_too_large_for_the_tables_is_a_pattern_error():
+    many = "|".join(chr(0x100 + i) + chr(0x1000 + i) for i in range(300))  # > 256 classes
+    with pytest.raises(scantok.PatternError, match=r"too large for a scanner: \d+ classes"):
+        scantok.compile(many)
 
 
 def test_bad_arguments():

@@ -5,12 +5,8 @@ __all__ = ["Scanner", "scanner", "scanners", "simd_impl", "simd_impls"]
 
 # tiktoken-compatible BPE encodings (issue 3)
 from .encoding import Encoding  # noqa: E402
-from .registry import (  # noqa: E402
-    encoding_for_model,
-    encoding_name_for_model,
-    get_encoding,
-    list_encoding_names,
-)
+from .model import encoding_for_model, encoding_name_for_model  # noqa: E402
+from .registry import get_encoding, list_encoding_names  # noqa: E402
 
 __all__ += ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_model", "encoding_name_for_model"]
 

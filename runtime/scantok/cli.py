@@ -279,6 +279,37 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_shard(args) -> int:
+    """scantok shard: files -> token shards (scantok.corpus), or --info on a shard directory."""
+    from . import corpus
+
+    try:
+        if args.info:
+            if args.files or args.output:
+                raise SystemExit("scantok shard --info OUT_DIR takes no input files or -o")
+            print(corpus.open(args.info).summary())
+            return 0
+        if not args.output or not args.files:
+            raise SystemExit("scantok shard: give -o OUT_DIR and one or more input files (or --info OUT_DIR)")
+        show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
+        enc = _encoding(args.encoding)
+        report = corpus.encode_files(
+            args.files, args.output, encoding=enc, field=args.field, scheduler=args.scheduler,
+            num_workers=args.workers, append_eot=args.append_eot, dtype=args.dtype,
+            shard_bytes=int(args.shard_mb * 2**20), partition_bytes=int(args.partition_mb * 2**20),
+            errors=args.errors, progress=True if show else None, megatron=args.megatron,
+            overwrite=args.overwrite)
+    except corpus.CorpusError as e:
+        raise SystemExit(f"scantok shard: {e}") from None
+    resumed = f", {report.partitions_resumed} of {report.partitions} partitions resumed" if report.partitions_resumed else ""
+    skipped = f", {report.skipped:,} documents skipped" if report.skipped else ""
+    print(f"{report.out_dir}: {report.documents:,} documents, {report.tokens:,} tokens from "
+          f"{report.input_bytes / 1e6:,.1f} MB in {report.seconds:.1f} s{resumed}{skipped}", file=sys.stderr)
+    for ex in report.skipped_examples[:5]:
+        print(f"  skipped {ex['path']}:{ex['line']}: {ex['reason']}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="scantok", description="Exact tiktoken-compatible BPE tokenization.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -317,6 +348,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-special", action="store_true")
     s.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     s.set_defaults(func=cmd_show)
+
+    sh = sub.add_parser("shard", help="corpus files -> token shards for training (scantok.corpus)",
+                        description="Encodes JSON Lines / text / Parquet files (.gz, .zst too) into token "
+                                    "shards plus an index, on every local core or a Dask cluster; resumable.")
+    sh.add_argument("-e", "--encoding", default=DEFAULT_ENCODING, help=f"encoding name (default {DEFAULT_ENCODING})")
+    sh.add_argument("-o", "--output", metavar="OUT_DIR", help="shard directory (created; a killed run resumes)")
+    sh.add_argument("files", nargs="*", metavar="FILES", help="input files, in order")
+    sh.add_argument("--info", metavar="OUT_DIR", help="summarise a shard directory")
+    sh.add_argument("--field", default="text", help="JSON field / Parquet column holding the text (default text)")
+    sh.add_argument("--workers", type=int, default=None, help="local worker processes (default: every core)")
+    sh.add_argument("--scheduler", metavar="ADDRESS", default=None, help="run on a Dask cluster (scheduler address)")
+    sh.add_argument("--append-eot", action="store_true", help="append the end-of-text token to every document")
+    sh.add_argument("--dtype", choices=["uint16", "uint32"], default=None, help="id type (default: uint16 when the vocabulary fits)")
+    sh.add_argument("--errors", choices=["strict", "skip"], default="strict", help="bad documents: stop (strict) or skip and count them")
+    sh.add_argument("--shard-mb", type=float, default=256, help="largest shard file, MiB (default 256)")
+    sh.add_argument("--partition-mb", type=float, default=32, help="input per partition, MiB (default 32)")
+    sh.add_argument("--megatron", action="store_true", help="also write a Megatron-LM .idx beside each shard")
+    sh.add_argument("--overwrite", action="store_true", help="replace a shard directory made from other inputs or parameters")
+    sh.add_argument("--progress", choices=["auto", "always", "never"], default="auto", help="progress bar on stderr (auto: when a terminal)")
+    sh.set_defaults(func=cmd_shard)
 
     ls = sub.add_parser("list", help="list the encodings")
     ls.set_defaults(func=cmd_list)

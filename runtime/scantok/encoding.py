@@ -530,13 +530,35 @@ class Encoding:
             lib.bpe_buf_free(buf)
 
     def _encode_bytes(self, data: bytes) -> list[int]:
-        """Encodes UTF-8 bytes; an invalid byte is scanned as a character of its own (class
-        Cs) and gets its byte token."""
-        buf, _ = self._run(bytes(data), flags=1)
-        try:
-            return _unpack(buf)
-        finally:
-            lib.bpe_buf_free(buf)
+        """Encodes bytes that may not be UTF-8, as tiktoken does (see scantok.tiktoken_compat.unstable)."""
+        from .tiktoken_compat.unstable import encode_bytes
+
+        return encode_bytes(self, data)
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The tokens of text that appending text cannot change, and every token sequence
+        that can follow them and covers the rest of text (tiktoken's algorithm; the
+        completions come in a fixed order, tiktoken's in a random one).
+
+        >>> import scantok
+        >>> enc = scantok.get_encoding("cl100k_base")
+        >>> stable, completions = enc.encode_with_unstable("hello fanta")
+        >>> enc.decode(stable)
+        'hello'
+        >>> all(enc.decode_bytes(stable + c).startswith(b"hello fanta") for c in completions)
+        True
+        """
+        from .tiktoken_compat.unstable import encode_with_unstable
+
+        allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed_special)
+        return encode_with_unstable(self, text, allowed_special)
 
     # ------------------------------------------------------------------ counting
 
@@ -740,7 +762,8 @@ class Encoding:
                 self._rank_table.raw,
                 self._special_tokens,
                 self._explicit_n_vocab,
-                self._scanner.name,
+                # a scanner compiled at run time is compiled again (or loaded from the disk cache)
+                None if hasattr(self._scanner, "flavor") else self._scanner.name,
             ),
         )
 

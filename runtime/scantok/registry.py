@@ -1,11 +1,20 @@
-"""The encodings tiktoken 0.14.0 ships (tiktoken_ext/openai_public.py) and its model tables
-(tiktoken/model.py), with the same names and lookup rules."""
+"""``tiktoken.registry`` for scantok: the encodings tiktoken 0.14.0 ships
+(tiktoken_ext/openai_public.py) and those of plugin packages (``scantok.tiktoken_compat.plugins``), loaded
+once per process by ``get_encoding``, with tiktoken's names, errors and messages.
+
+The model tables moved to ``scantok.model`` (as in tiktoken); their names still resolve here.
+
+>>> list_encoding_names()[:3]
+['gpt2', 'r50k_base', 'p50k_base']
+"""
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from typing import Callable, Sequence
+
     from .encoding import Encoding
 
 ENDOFTEXT = "<|endoftext|>"
@@ -82,97 +91,75 @@ ENCODINGS: dict[str, tuple[str, str, str, dict[str, int], int | None]] = {
     ),
 }
 
-# tiktoken 0.14.0 tiktoken/model.py
-MODEL_PREFIX_TO_ENCODING: dict[str, str] = {
-    "o1-": "o200k_base",
-    "o3-": "o200k_base",
-    "o4-mini-": "o200k_base",
-    # chat
-    "gpt-5": "o200k_base",
-    "gpt-4.5-": "o200k_base",
-    "gpt-4.1-": "o200k_base",
-    "chatgpt-4o-": "o200k_base",
-    "gpt-4o-": "o200k_base",  # e.g., gpt-4o-2024-05-13
-    "gpt-4-": "cl100k_base",  # e.g., gpt-4-0314, etc., plus gpt-4-32k
-    "gpt-3.5-turbo-": "cl100k_base",  # e.g, gpt-3.5-turbo-0301, -0401, etc.
-    "gpt-35-turbo-": "cl100k_base",  # Azure deployment name
-    "gpt-oss-": "o200k_harmony",
-    # fine-tuned
-    "ft:gpt-4o": "o200k_base",
-    "ft:gpt-4": "cl100k_base",
-    "ft:gpt-3.5-turbo": "cl100k_base",
-    "ft:davinci-002": "cl100k_base",
-    "ft:babbage-002": "cl100k_base",
-}
-
-MODEL_TO_ENCODING: dict[str, str] = {
-    # reasoning
-    "o1": "o200k_base",
-    "o3": "o200k_base",
-    "o4-mini": "o200k_base",
-    # chat
-    "gpt-5": "o200k_base",
-    "gpt-4.1": "o200k_base",
-    "gpt-4o": "o200k_base",
-    "gpt-4": "cl100k_base",
-    "gpt-3.5-turbo": "cl100k_base",
-    "gpt-3.5": "cl100k_base",  # Common shorthand
-    "gpt-35-turbo": "cl100k_base",  # Azure deployment name
-    # base
-    "davinci-002": "cl100k_base",
-    "babbage-002": "cl100k_base",
-    # embeddings
-    "text-embedding-ada-002": "cl100k_base",
-    "text-embedding-3-small": "cl100k_base",
-    "text-embedding-3-large": "cl100k_base",
-    # DEPRECATED MODELS
-    # text (DEPRECATED)
-    "text-davinci-003": "p50k_base",
-    "text-davinci-002": "p50k_base",
-    "text-davinci-001": "r50k_base",
-    "text-curie-001": "r50k_base",
-    "text-babbage-001": "r50k_base",
-    "text-ada-001": "r50k_base",
-    "davinci": "r50k_base",
-    "curie": "r50k_base",
-    "babbage": "r50k_base",
-    "ada": "r50k_base",
-    # code (DEPRECATED)
-    "code-davinci-002": "p50k_base",
-    "code-davinci-001": "p50k_base",
-    "code-cushman-002": "p50k_base",
-    "code-cushman-001": "p50k_base",
-    "davinci-codex": "p50k_base",
-    "cushman-codex": "p50k_base",
-    # edit (DEPRECATED)
-    "text-davinci-edit-001": "p50k_edit",
-    "code-davinci-edit-001": "p50k_edit",
-    # old embeddings (DEPRECATED)
-    "text-similarity-davinci-001": "r50k_base",
-    "text-similarity-curie-001": "r50k_base",
-    "text-similarity-babbage-001": "r50k_base",
-    "text-similarity-ada-001": "r50k_base",
-    "text-search-davinci-doc-001": "r50k_base",
-    "text-search-curie-doc-001": "r50k_base",
-    "text-search-babbage-doc-001": "r50k_base",
-    "text-search-ada-doc-001": "r50k_base",
-    "code-search-babbage-code-001": "r50k_base",
-    "code-search-ada-code-001": "r50k_base",
-    # open source
-    "gpt2": "gpt2",
-    "gpt-2": "gpt2",  # Maintains consistency with gpt-4
-}
-
 _lock = threading.RLock()
 _loaded: dict[str, "Encoding"] = {}
+# encoding name -> constructor (Encoding's keyword arguments), built-in and plugin ones; None
+# until the plugins are looked for (as in tiktoken)
+ENCODING_CONSTRUCTORS: "dict[str, Callable[[], dict[str, Any]]] | None" = None
+TIKTOKEN_VERSION = "0.14.0"  # the tiktoken whose API and messages scantok reproduces
+
+
+def _builtin_constructor(encoding_name: str) -> "Callable[[], dict[str, Any]]":
+    def constructor() -> dict[str, Any]:
+        from .vocab import load_table
+
+        file_name, _scanner, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
+        url, sha = RANK_FILES[file_name]
+        spec: dict[str, Any] = {
+            "name": encoding_name,
+            "pat_str": pat_str,
+            "mergeable_ranks": load_table(file_name, url=url, sha256=sha).to_dict(),
+            "special_tokens": dict(specials),
+        }
+        if n_vocab is not None:
+            spec["explicit_n_vocab"] = n_vocab
+        return spec
+
+    constructor.__name__ = constructor.__qualname__ = encoding_name
+    return constructor
+
+
+def _available_plugin_modules() -> "Sequence[str]":
+    from .tiktoken_compat.plugins import available_plugin_modules
+
+    return available_plugin_modules()
+
+
+def _find_constructors() -> None:
+    global ENCODING_CONSTRUCTORS
+    with _lock:
+        if ENCODING_CONSTRUCTORS is not None:
+            return
+        from .tiktoken_compat.plugins import find_constructors
+
+        # an error leaves ENCODING_CONSTRUCTORS None, so the next call raises it again
+        ENCODING_CONSTRUCTORS = find_constructors({name: _builtin_constructor(name) for name in ENCODINGS})
+
+
+def _unknown_encoding(encoding_name: str) -> ValueError:
+    return ValueError(
+        f"Unknown encoding {encoding_name}.\n"
+        f"Plugins found: {_available_plugin_modules()}\n"
+        f"tiktoken version: {TIKTOKEN_VERSION} (are you on latest?)"
+    )
 
 
 def list_encoding_names() -> list[str]:
-    return list(ENCODINGS)
+    """The names get_encoding knows: built-in and from plugins, in tiktoken's order."""
+    with _lock:
+        if ENCODING_CONSTRUCTORS is None:
+            _find_constructors()
+            assert ENCODING_CONSTRUCTORS is not None
+        return list(ENCODING_CONSTRUCTORS)
 
 
 def get_encoding(encoding_name: str) -> "Encoding":
-    """The named encoding, loaded once per process (thread-safe)."""
+    """The named encoding, loaded once per process (thread-safe). The built-in names never
+    wait for the plugins to be looked for; other names come from ``tiktoken_ext`` plugins.
+
+    >>> get_encoding("o200k_base").encode("hello world")
+    [24912, 2375]
+    """
     if not isinstance(encoding_name, str):
         raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")
     enc = _loaded.get(encoding_name)
@@ -182,7 +169,17 @@ def get_encoding(encoding_name: str) -> "Encoding":
         enc = _loaded.get(encoding_name)
         if enc is not None:
             return enc
-        enc = _load_encoding(encoding_name)
+        if encoding_name in ENCODINGS:
+            enc = _load_encoding(encoding_name)
+        else:
+            if ENCODING_CONSTRUCTORS is None:
+                _find_constructors()
+                assert ENCODING_CONSTRUCTORS is not None
+            if encoding_name not in ENCODING_CONSTRUCTORS:
+                raise _unknown_encoding(encoding_name)
+            from .encoding import Encoding
+
+            enc = Encoding(**ENCODING_CONSTRUCTORS[encoding_name]())
         _loaded[encoding_name] = enc
         return enc
 
@@ -191,11 +188,7 @@ def _load_encoding(encoding_name: str) -> "Encoding":
     """A new Encoding object with tables of its own (get_encoding shares one per name; the
     benchmarks use this for a fresh instance whose caches are cold)."""
     if encoding_name not in ENCODINGS:
-        raise ValueError(
-            f"Unknown encoding {encoding_name}.\n"
-            f"Plugins found: ['scantok']\n"
-            f"Available encodings: {', '.join(ENCODINGS)}"
-        )
+        raise _unknown_encoding(encoding_name)
     from .encoding import Encoding, _Table
     from .vocab import load_image, load_table, save_image
 
@@ -227,22 +220,17 @@ def _load_encoding(encoding_name: str) -> "Encoding":
     )
 
 
-def encoding_name_for_model(model_name: str) -> str:
-    """The name of the encoding a model uses (tiktoken's rules). KeyError if unknown."""
-    if model_name in MODEL_TO_ENCODING:
-        return MODEL_TO_ENCODING[model_name]
-    for model_prefix, encoding_name in MODEL_PREFIX_TO_ENCODING.items():
-        if model_name.startswith(model_prefix):
-            return encoding_name
-    raise KeyError(
-        f"Could not automatically map {model_name} to a tokeniser. "
-        "Please use `scantok.get_encoding` to explicitly get the tokeniser you expect."
-    ) from None
-
-
-def encoding_for_model(model_name: str) -> "Encoding":
-    return get_encoding(encoding_name_for_model(model_name))
-
-
 def _is_registered(enc: Any) -> bool:
     return _loaded.get(getattr(enc, "name", None)) is enc
+
+
+_MODEL_NAMES = frozenset({"MODEL_PREFIX_TO_ENCODING", "MODEL_TO_ENCODING", "encoding_name_for_model", "encoding_for_model"})
+
+
+def __getattr__(name: str):
+    # the model tables live in scantok.model (tiktoken's layout); kept reachable here
+    if name in _MODEL_NAMES:
+        from . import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

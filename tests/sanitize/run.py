@@ -31,6 +31,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = [
+    # _encode_bytes and encode_with_unstable (pointer arrays built in Python for bpe_encode_many)
+    "tests/test_tiktoken_surface.py",
     "tests/test_scanner_data.py", "tests/test_scanner_api.py", "tests/test_scanner_diff.py",
     "tests/test_simd_paths.py", "tests/test_linear_time.py",
     # the BPE core (caches, merges, long pieces) and the list builder
@@ -39,6 +41,8 @@ TESTS = [
     "tests/test_hf_tokenizer.py",
     # scanners compiled at run time: the table validator and the engine on runtime tables
     "tests/test_compile_runtime.py",
+    # the corpus pipeline's JSON Lines extractor (csrc/jsonl.c)
+    "tests/test_corpus_jsonl.py",
 ]
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
 REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|"

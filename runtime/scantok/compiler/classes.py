@@ -65,12 +65,12 @@ class ClassTable:
 
 def class_table(classes: list[CharSet], nclasses: int) -> ClassTable:
     """Lay out `classes` (class id → code points) as lookup tables, verified exhaustively."""
+    if nclasses > 256:
+        raise ValueError(f"{nclasses} classes do not fit the one-byte class table")
     flat = bytearray(MAX_CODE_POINT + 1)
     for cid, cs in enumerate(classes):
         for lo, hi in cs.ranges:
             flat[lo:hi + 1] = bytes([cid]) * (hi - lo + 1)
-    if nclasses > 256:
-        raise ValueError(f"{nclasses} classes do not fit the one-byte class table")
     blocks: dict[bytes, int] = {}
     stage1 = []
     for b in range(0, MAX_CODE_POINT + 1, BLOCK_SIZE):

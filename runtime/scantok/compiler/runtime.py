@@ -97,10 +97,16 @@ _lock = threading.Lock()
 def build_image(pattern: str, flavor: str, unicode_version: str) -> bytes:
     """Run the compiler: the table image of `pattern` (raises PatternError)."""
     from . import unicode as uni
+    from .determinize import DFAError
     from .layout import layout
+    from .parse import PatternError
 
-    dfa = compile_dfa(pattern, uni.load(unicode_version), flavor=flavor)
-    return image.pack(image.from_layout(layout(dfa)))
+    try:
+        return image.pack(image.from_layout(layout(compile_dfa(pattern, uni.load(unicode_version), flavor=flavor))))
+    except PatternError:
+        raise
+    except (DFAError, ValueError) as e:  # too many states or classes for the engine's tables
+        raise PatternError(f"pattern too large for a scanner: {e}", pattern, 0) from None
 
 
 def compile(pattern: str, *, flavor: str = "regex", unicode_version: str | None = None) -> Scanner:

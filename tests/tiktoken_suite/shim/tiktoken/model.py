@@ -1,0 +1,4 @@
+from scantok.model import MODEL_PREFIX_TO_ENCODING as MODEL_PREFIX_TO_ENCODING
+from scantok.model import MODEL_TO_ENCODING as MODEL_TO_ENCODING
+from scantok.model import encoding_for_model as encoding_for_model
+from scantok.model import encoding_name_for_model as encoding_name_for_model
