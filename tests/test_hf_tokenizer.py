@@ -188,9 +188,18 @@ BUILT = ["gpt2_style", "roberta_style", "llama3_style", "added_kinds", "metaspac
 @pytest.mark.parametrize("name", BUILT)
 def test_built_on_corpora(name, request, corpora):
     ours, hf = pair(request.getfixturevalue(name))
-    for text in _docs(corpora, size=16_000) + SPICE + ["".join(SPICE), ""]:
+    texts = _docs(corpora, size=16_000) + SPICE + ["".join(SPICE), ""]
+    for text in texts:
         for add in (True, False):
             assert_same(ours, hf, text, add_special_tokens=add)
+    for add in (True, False):
+        assert ours.encode_batch_fast(texts, add, num_threads=1) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
+
+
+def test_prefix_space_batches_run_in_c(roberta_style):
+    """ByteLevel(add_prefix_space=True) alone: encode_batch_fast takes the one-call C path."""
+    ours, _ = pair(roberta_style)
+    assert ours._stages is not None and ours._prefix_space and ours._lazy is None
 
 
 @pytest.mark.parametrize("name", BUILT)
@@ -382,3 +391,14 @@ def test_merge_ids_loaded_in_c_equal_python(deepseek, gpt2_style, llama3_style, 
     assert _merge_ids_c({**vocab, "\x00": 6}, ["a b"], 0) is None  # no separator: the Python loop
     assert _merge_ids_c(vocab, ["a b", "a c"], 0) is None
     assert _merge_ids_c(vocab, ["a  b"], 0) is None
+
+
+def test_deepseek_added_tokens_in_batches(deepseek):
+    """Texts holding added tokens (special ones, and DeepSeek's normalized ones such as
+    <｜User｜>) leave the one-call C batch path: encode_batch_fast and encode equal HF."""
+    ours, hf = deepseek
+    texts = ["hello <｜User｜> world", "x<|EOT|>y", "<｜begin▁of▁sentence｜>hi", "a <｜fim▁hole｜>", "plain",
+             "<｜Assistant｜><｜end▁of▁sentence｜>", "<", "<｜User"]
+    assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+    for t in texts:
+        assert_same(ours, hf, t)

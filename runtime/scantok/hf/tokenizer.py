@@ -230,7 +230,8 @@ class Tokenizer:
         self._wrap = self._special_wrap()
         self._tokens_by_id = None
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
-        self._lazy = self._lazy_wraps() if self._stages is not None and not self._norm else None
+        self._lazy = (self._lazy_wraps() if self._stages is not None and not self._norm and not self._prefix_space
+                      else None)
 
     # -- loading / saving --
     @classmethod
@@ -286,6 +287,9 @@ class Tokenizer:
     def _setup_fast(self) -> None:
         """The C stages (scanner, behaviour) when the whole pre-tokenizer can run in C."""
         self._stages = None
+        # ByteLevel(add_prefix_space) alone: every text the batch path takes whole is one piece
+        # before the regex, so its prefix space is a space put before the text (ids only)
+        self._prefix_space = False
         if not self._last_byte_level:
             return
         from .patterns import _scanner_dfa
@@ -293,8 +297,9 @@ class Tokenizer:
         dfas, codes = [], []
         for op in self._ops:
             if isinstance(op, ByteLevelOp):
-                if op is not self._ops[-1] or op.add_prefix_space:
+                if op is not self._ops[-1] or (op.add_prefix_space and len(self._ops) != 1):
                     return
+                self._prefix_space = op.add_prefix_space
                 if op.use_regex:
                     # tokenizers' ByteLevel regex and r50k_base's pattern split alike (tested)
                     dfa = _scanner_dfa("r50k_base")
@@ -407,7 +412,7 @@ class Tokenizer:
 
     def _encode_segment(self, ns: _NS, c: int, d: int, base: int, ids: list, offs: list | None) -> None:
         """Tokens of ns.text[c:d] (a normalized part of the original text starting at base)."""
-        if self._stages is not None:
+        if self._stages is not None and not self._prefix_space:
             r = self._encode_c(ns.text[c:d], offs is not None)
             if r is not None:
                 pids, st, en = r
@@ -595,10 +600,14 @@ class Tokenizer:
 
         ffi, lib = self._model._ffi, self._model._lib
         added = self._added
-        whole = [i for i, t in enumerate(texts) if not (added and added.split(t, False) != [(0, len(t), None)])]
+        prefix = self._prefix_space
+        whole = [i for i, t in enumerate(texts) if not (added and added.matches(t)) and (t or not prefix)]
         out: list = [None] * len(texts)
         if whole:
-            enc = [texts[i].encode("utf-8") for i in whole]
+            if prefix:
+                enc = [(t if t.startswith(" ") else " " + t).encode("utf-8") for t in (texts[i] for i in whole)]
+            else:
+                enc = [texts[i].encode("utf-8") for i in whole]
             offsets = np.zeros(len(enc) + 1, dtype=np.uint64)
             np.cumsum([len(b) for b in enc], out=offsets[1:])
             data = b"".join(enc)
