@@ -402,3 +402,23 @@ def test_deepseek_added_tokens_in_batches(deepseek):
     assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
     for t in texts:
         assert_same(ours, hf, t)
+
+
+@pytest.mark.parametrize("contents", [["<｜User｜>", "<|EOT|>", "｜x"], ["a", "<s>"], ["ab", "cd", "ef", "gh", "ij"]])
+def test_added_token_prefilter_never_misses(contents):
+    """AddedVocabulary.matches (first-character prefilter, then the trie regex) is True
+    whenever splitting would cut the text."""
+    from hypothesis import strategies as st
+
+    from scantok.hf.added_tokens import AddedVocabulary
+
+    voc = AddedVocabulary([{"id": i, "content": c, "normalized": i % 2 == 1} for i, c in enumerate(contents)], None)
+    pieces = st.sampled_from(contents + [c[:1] for c in contents] + [c[1:] for c in contents] + [" ", "x", "<", "｜"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(pieces, max_size=12).map("".join))
+    def check(text):
+        cut = any(voc.split(text, n) not in ([(0, len(text), None)], []) for n in (False, True))
+        assert voc.matches(text) or not cut
+
+    check()

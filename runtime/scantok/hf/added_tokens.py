@@ -82,6 +82,8 @@ class AddedVocabulary:
         # the trie regex, and most texts hold none of them)
         firsts = {c[0] for c in raw} | {c[0] for c in norm}
         self._firsts = firsts if len(firsts) <= 4 else None
+        contents = list(raw) + list(norm)
+        self._first_two = None if any(len(c) < 2 for c in contents) else {c[:2] for c in contents}
         self._raw_re = _trie_regex(list(raw))
         self._norm_re = _trie_regex(list(norm))
 
@@ -96,9 +98,20 @@ class AddedVocabulary:
         """True if some added token occurs in text as it is (split would cut it there when
         there is no normalizer)."""
         firsts = self._firsts
-        if firsts is not None and not any(c in text for c in firsts):
+        if firsts is not None and not self._maybe(text, firsts):
             return False
         return any(rx is not None and rx.search(text) is not None for rx in (self._raw_re, self._norm_re))
+
+    def _maybe(self, text: str, firsts) -> bool:
+        """False if no token's first two characters occur in text."""
+        two = self._first_two
+        for c in firsts:
+            i = text.find(c)
+            while i >= 0:
+                if two is None or text[i:i + 2] in two:
+                    return True
+                i = text.find(c, i + 1)
+        return False
 
     def split(self, text: str, normalized: bool) -> list[tuple[int, int, AddedToken | None]]:
         """(start, end, token or None) covering text, as AddedVocabulary::find_matches."""
