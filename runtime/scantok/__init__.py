@@ -23,6 +23,10 @@ _LAZY.update({"Tokenizer": ".hf.tokenizer", "HFError": ".hf.errors", "Unsupporte
 
 __all__ += list(_LAZY)
 
+# byte-level BPE training (issue 8), imported on first use
+_LAZY.update({"train_bpe": ".bpe", "TrainedBPE": ".bpe"})
+__all__ += ["train_bpe", "TrainedBPE"]
+
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
