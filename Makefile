@@ -43,6 +43,7 @@ fuzz-tiktoken:
 fuzz:
 	$(PYTHON) tests/fuzz_scanner.py --seconds $${FUZZ_SECONDS:-600} --jobs $${FUZZ_JOBS:-1}
 	$(PYTHON) tests/fuzz_encoder.py --seconds $${FUZZ_SECONDS:-600}
+	SCANTOK_SLOW=1 SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_train_bpe.py
 	SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_scanner_diff.py tests/test_simd_paths.py tests/test_scanner_api.py tests/test_compiler.py tests/test_compile_runtime.py
 
 sanitize:

@@ -206,3 +206,15 @@ def c_scan_np(sc, data: bytes, flags: int = 0):
                          ffi.cast("uint32_t *", ends.ctypes.data), consumed)
     assert 0 <= k <= n
     return starts[:k].copy(), ends[:k].copy(), consumed[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# slow tests (@pytest.mark.slow) run only with SCANTOK_SLOW=1 (make fuzz sets it) or -m slow
+# ---------------------------------------------------------------------------------------------
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("SCANTOK_SLOW") == "1" or "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow test: run with SCANTOK_SLOW=1 or -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -20,6 +20,10 @@ _LAZY.update({"compile": ".compiler.runtime", "PatternError": ".compiler.parse"}
 
 __all__ += list(_LAZY)
 
+# byte-level BPE training (issue 8), imported on first use
+_LAZY.update({"train_bpe": ".bpe", "TrainedBPE": ".bpe"})
+__all__ += ["train_bpe", "TrainedBPE"]
+
 
 def __getattr__(name: str):
     module = _LAZY.get(name)

@@ -310,6 +310,39 @@ def cmd_shard(args) -> int:
     return 0
 
 
+def cmd_train(args) -> int:
+    """scantok train: byte-level BPE with HF BpeTrainer's merges (scantok.train_bpe)."""
+    import scantok
+    from scantok.bpe import BPETrainingError
+
+    out = args.output
+    if not out.endswith((".tiktoken", ".json")):
+        raise SystemExit(f"scantok: -o {out!r}: the output must end in .tiktoken (tiktoken ranks) "
+                         "or .json (a HuggingFace tokenizer.json)")
+    progress = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
+    if progress:
+        try:
+            import tqdm  # noqa: F401
+        except ImportError:
+            print("scantok: install tqdm for progress bars (pip install tqdm)", file=sys.stderr)
+    try:
+        bpe = scantok.train_bpe(args.files, vocab_size=args.vocab_size, pattern=args.pattern,
+                                special_tokens=args.special_token, min_frequency=args.min_frequency,
+                                max_token_length=args.max_token_length, num_threads=args.threads,
+                                progress=progress)
+    except BPETrainingError as e:
+        raise SystemExit(f"scantok: {e}") from None
+    if out.endswith(".json"):
+        bpe.save_hf(out)
+    else:
+        bpe.save_tiktoken(out)
+    specials = ", ".join(f"{t}={i}" for t, i in bpe.special_tokens.items())
+    print(f"{out}: {bpe.n_vocab} ids, {len(bpe.merges)} merges, pattern {bpe.scanner_name}"
+          + (f"; special tokens (not stored in .tiktoken): {specials}" if specials and not out.endswith(".json")
+             else (f"; special tokens: {specials}" if specials else "")), file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="scantok", description="Exact tiktoken-compatible BPE tokenization.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -371,6 +404,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="list the encodings")
     ls.set_defaults(func=cmd_list)
+
+    t = sub.add_parser("train", help="train a byte-level BPE (the merges of HF's BpeTrainer)")
+    t.add_argument("files", nargs="+", help="UTF-8 text files, read line by line")
+    t.add_argument("--vocab-size", type=int, required=True, help="special tokens + 256 bytes + merges")
+    t.add_argument("--pattern", default="gpt2", help="pre-tokenizer: a compiled scanner's name (default gpt2)")
+    t.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token (repeatable; ids 0, 1, ...)")
+    t.add_argument("--min-frequency", type=int, default=0)
+    t.add_argument("--max-token-length", type=int, default=None)
+    t.add_argument("-o", "--output", required=True, help="OUT.tiktoken (ranks) or OUT.json (HF tokenizer.json)")
+    t.add_argument("--threads", type=int, default=None, help="counting threads (default: all cores)")
+    t.add_argument("--progress", choices=["auto", "always", "never"], default="auto", help="progress bars on stderr (auto: when stderr is a terminal)")
+    t.set_defaults(func=cmd_train)
     return p
 
 

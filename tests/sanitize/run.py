@@ -41,6 +41,8 @@ TESTS = [
     "tests/test_compile_runtime.py",
     # the corpus pipeline's JSON Lines extractor (csrc/jsonl.c)
     "tests/test_corpus_jsonl.py",
+    # BPE training: counting, the merge loop, exports, bad input
+    "tests/test_train_bpe.py",
 ]
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
 REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|"
