@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["scantok.scanner", "scantok.encoding", "scantok.registry", "scantok.char", "scantok.wordlevel",
-           "scantok.bpe.train", "scantok.bpe.bytelevel", "scantok.bpe.errors",
+           "scantok.bpe.train", "scantok.bpe.bytelevel", "scantok.bpe.errors", "scantok.code.framing",
            "scantok.compiler.runtime"]
 
 
