@@ -51,3 +51,15 @@ sanitize:
 
 clean:
 	rm -rf .pybuild runtime/scantok/_native*.so runtime/*.egg-info
+
+# code50k (issue 9): the training corpus (downloads pinned artifacts into corpus/downloads/,
+# writes corpus/out/{train,heldout}.jsonl; see corpus/recipe.toml and corpus/LICENSES.md)
+.PHONY: corpus
+corpus:
+	$(PYTHON) corpus/assemble.py
+
+# code50k: retrain with scantok.train_bpe on corpus/out/train.jsonl (make corpus first) and check
+# that runtime/scantok/data/code50k.stkz comes out byte for byte as committed (SHA-256 pinned)
+.PHONY: train-code50k
+train-code50k:
+	$(PYTHON) corpus/train_code50k.py

@@ -314,7 +314,8 @@ def test_pathological_exact_medium():
 def test_registry_and_models():
     import tiktoken.model as tm
 
-    assert sorted(scantok.list_encoding_names()) == sorted(ENCODING_NAMES)
+    # tiktoken's encodings, plus scantok's own code50k (tests/test_code50k.py)
+    assert sorted(scantok.list_encoding_names()) == sorted(ENCODING_NAMES + ("code50k",))
     from scantok import registry
 
     assert registry.MODEL_TO_ENCODING == tm.MODEL_TO_ENCODING

@@ -375,7 +375,8 @@ def test_core_and_registry_modules(monkeypatch):
 
     assert core.Encoding is scantok.Encoding
     assert registry.get_encoding is scantok.get_encoding
-    assert registry.list_encoding_names() == tr.list_encoding_names()
+    # tiktoken's names in tiktoken's order, then scantok's own code50k (tests/test_code50k.py)
+    assert registry.list_encoding_names() == tr.list_encoding_names() + ["code50k"]
     assert registry._available_plugin_modules() == tr._available_plugin_modules()
     for bad in ["nope", "O200K_BASE", ""]:
         with pytest.raises(ValueError) as want:
@@ -473,7 +474,9 @@ def _oracle_cache():
 def test_plugin_encodings_found_like_tiktoken(tmp_path):
     out = _plugin_run(tmp_path, {"fakeplug": _PLUGIN})
     s, t = out["scantok"], out["tiktoken"]
-    assert s["names"] == t["names"] and s["names"][0] == "ok"
+    # the same names in the same order, plus scantok's own code50k once
+    assert s["names"][0] == t["names"][0] == "ok"
+    assert [n for n in s["names"][1] if n != "code50k"] == t["names"][1] and s["names"][1].count("code50k") == 1
     assert {"fake_enc", "fake_nopattern", "fake_lookbehind", "o200k_harmony"} <= set(s["names"][1])
     assert s["fake"] == t["fake"] and s["fake"][0] == "ok"
     assert s["builtin"] == ["ok", [15339, 1917]]

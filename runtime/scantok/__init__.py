@@ -23,6 +23,10 @@ _LAZY.update({"Tokenizer": ".hf.tokenizer", "HFError": ".hf.errors", "Unsupporte
 
 __all__ += list(_LAZY)
 
+# code50k's file/edit framing (issue 9), imported on first use like the block above
+_LAZY.update({"CodeTokenizer": ".code", "FramingError": ".code"})
+__all__ += ["CodeTokenizer", "FramingError"]
+
 # byte-level BPE training (issue 8), imported on first use
 _LAZY.update({"train_bpe": ".bpe", "TrainedBPE": ".bpe"})
 __all__ += ["train_bpe", "TrainedBPE"]

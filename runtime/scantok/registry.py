@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
     from .encoding import Encoding
 
+from .code.framing import CODE_SPECIAL_TOKENS as CODE50K_SPECIAL_TOKENS
+
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
 FIM_MIDDLE = "<|fim_middle|>"
@@ -48,6 +50,29 @@ RANK_FILES: dict[str, tuple[str, str]] = {
 }
 
 _O200K_SPECIALS = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}
+
+# scantok's own code50k (issue 9): trained by scantok.train_bpe (`make train-code50k`), bundled
+# only (no download URL). Pinned: the SHA-256 of its .tiktoken text (the bundle's own SHA-256 is
+# pinned in bundled.py).
+CODE50K_PAT_STR = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""0[xX][0-9a-fA-F]+|0[bB][01]+|\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+(?:[\r\n]+[ \t]*)?""",
+        r"""\s*[\r\n]+[ \t]*""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+OWN_RANK_FILES: dict[str, str] = {"code50k.tiktoken": "43b1808a6d456e73e9a219baba6738c4ffd58e4c7c8c19bbad27de211f6eb91d"}
+
+
+def rank_file_source(file_name: str) -> tuple[str | None, str]:
+    """(download URL or None, pinned SHA-256) of a rank file an encoding here uses."""
+    if file_name in RANK_FILES:
+        return RANK_FILES[file_name]
+    return None, OWN_RANK_FILES[file_name]
 
 # name -> (rank file, compiled scanner, pat_str, special tokens, explicit_n_vocab)
 # gpt2's ranks are r50k_base's (tiktoken builds them from GPT-2's vocab.bpe/encoder.json,
@@ -89,6 +114,8 @@ ENCODINGS: dict[str, tuple[str, str, str, dict[str, int], int | None]] = {
         | {f"<|reserved_{i}|>": i for i in range(200013, 201088)},
         None,
     ),
+    # scantok's own, after tiktoken's (list_encoding_names: tiktoken's names, then code50k)
+    "code50k": ("code50k.tiktoken", "code50k", CODE50K_PAT_STR, CODE50K_SPECIAL_TOKENS, 50000),
 }
 
 _lock = threading.RLock()
@@ -104,11 +131,11 @@ def _builtin_constructor(encoding_name: str) -> "Callable[[], dict[str, Any]]":
         from .vocab import load_table
 
         file_name, _scanner, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
-        url, sha = RANK_FILES[file_name]
+        url, sha = rank_file_source(file_name)
         spec: dict[str, Any] = {
             "name": encoding_name,
             "pat_str": pat_str,
-            "mergeable_ranks": load_table(file_name, url=url, sha256=sha).to_dict(),
+            "mergeable_ranks": load_table(file_name, url=url, sha256=sha, bundled=True).to_dict(),
             "special_tokens": dict(specials),
         }
         if n_vocab is not None:
@@ -193,10 +220,10 @@ def _load_encoding(encoding_name: str) -> "Encoding":
     from .vocab import load_image, load_table, save_image
 
     file_name, scanner_name, pat_str, specials, n_vocab = ENCODINGS[encoding_name]
-    url, sha = RANK_FILES[file_name]
+    url, sha = rank_file_source(file_name)
 
     def loader():
-        return load_table(file_name, url=url, sha256=sha)
+        return load_table(file_name, url=url, sha256=sha, bundled=True)
 
     # fast path: the built hash tables, mmap'ed from scantok's cache
     native = None

@@ -4,6 +4,9 @@ Lookup order for a known rank file (``find_rank_file``):
 
 1. an explicit path given by the caller;
 2. ``$SCANTOK_VOCAB_DIR/<file name>``;
+2b. the copy bundled in the package (``scantok/data/*.stkz``, see :mod:`scantok.bundled`), for
+   the callers that ask for it (the registry does); its own SHA-256 is pinned and a bundled
+   file that fails it is an error, never used;
 3. tiktoken's cache directory (``$TIKTOKEN_CACHE_DIR``, else ``$DATA_GYM_CACHE_DIR``, else
    ``<tmp>/data-gym-cache``), where tiktoken stores files under the SHA-1 of their URL;
 4. scantok's own cache (``$SCANTOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/scantok``, else
@@ -105,8 +108,11 @@ def find_rank_file(
     url: str | None = None,
     sha256: str | None = None,
     path: str | os.PathLike | None = None,
+    bundled: bool = False,
 ) -> tuple[bytes, str]:
-    """Returns (contents, where) of a rank file, following the lookup order above."""
+    """Returns (contents, where) of a rank file, following the lookup order above; with
+    ``bundled=True`` the package's own copy (rebuilt as ``.tiktoken`` text and checked against
+    ``sha256``) comes right after ``$SCANTOK_VOCAB_DIR``."""
     tried: list[str] = []
 
     def check(data: bytes, where: str) -> bytes:
@@ -129,6 +135,13 @@ def find_rank_file(
         tried.append(str(p))
         if p.is_file():
             return check(p.read_bytes(), str(p)), str(p)
+    if bundled:
+        from .bundled import bundled_path, read_bundled
+
+        table = read_bundled(file_name)
+        if table is not None:
+            where = str(bundled_path(file_name))
+            return check(dump_tiktoken_bpe(table.to_dict()), where), where
     if url is not None:
         tdir = tiktoken_cache_dir()
         if tdir is not None:
@@ -233,6 +246,19 @@ class RankTable:
             raise VocabError("truncated scantok table")
 
     @classmethod
+    def from_arrays(cls, ranks, offs, blob) -> "RankTable":
+        """From ``array('I')`` ranks (n) and token offsets (n + 1) into ``blob``."""
+        n = len(ranks)
+        ra, oa = ranks, offs
+        if sys.byteorder != "little":
+            import array
+
+            ra, oa = array.array("I", ranks), array.array("I", offs)
+            ra.byteswap()
+            oa.byteswap()
+        return cls(b"".join([_HEADER.pack(_MAGIC, n, 0, len(blob)), ra.tobytes(), oa.tobytes(), blob]))
+
+    @classmethod
     def from_ranks(cls, ranks: dict[bytes, int]) -> "RankTable":
         items = sorted(ranks.items(), key=lambda kv: kv[1])
         n = len(items)
@@ -270,9 +296,11 @@ def load_table(
     url: str | None = None,
     sha256: str | None = None,
     path: str | os.PathLike | None = None,
+    bundled: bool = False,
 ) -> RankTable:
     """The RankTable of a rank file, through the binary cache when the expected SHA-256 is
-    known (the cache is keyed by it)."""
+    known (the cache is keyed by it). With ``bundled=True`` the package's copy is used when
+    there is no explicit path and ``$SCANTOK_VOCAB_DIR`` does not hold the file."""
     cache = scantok_cache_dir()
     if sha256 is not None and path is None:
         cpath = cache / f"{sha256}.stkb"
@@ -280,6 +308,14 @@ def load_table(
             return RankTable(cpath.read_bytes())
         except (OSError, VocabError):
             pass
+    if bundled and path is None:
+        env = os.environ.get("SCANTOK_VOCAB_DIR")
+        if not (env and (Path(env) / file_name).is_file()):
+            from .bundled import read_bundled
+
+            table = read_bundled(file_name)
+            if table is not None:
+                return table  # already compact: not worth a second copy in the cache
     data, where = find_rank_file(file_name, url=url, sha256=sha256, path=path)
     digest = sha256 or _sha256(data)
     cpath = cache / f"{digest}.stkb"
