@@ -12,13 +12,14 @@ all: install
 install:
 	$(PYTHON) -m pip install -e ".[test,gen]"
 
-# Regenerate build/generated/ from gen/patterns/*.toml, the UCD and templates/.
+# Regenerate build/generated/ from gen/patterns/*.toml, the UCD and templates/, and the
+# Unicode tables scantok.compile reads at run time (runtime/scantok/compiler/data/).
 gen:
 	$(PYTHON) -m gen
 
 # Fails if the committed generated C is not what `make gen` produces.
 check-gen: gen
-	@git status --porcelain -- build/generated | grep . && { echo "build/generated is stale: run make gen and commit"; exit 1; } || true
+	@git status --porcelain -- build/generated runtime/scantok/compiler/data | grep . && { echo "build/generated or the Unicode tables are stale: run make gen and commit"; exit 1; } || true
 
 # Download the pinned UCD files into ucd/<version>/ (SHA-256 checked).
 ucd:
@@ -43,7 +44,7 @@ fuzz:
 	$(PYTHON) tests/fuzz_scanner.py --seconds $${FUZZ_SECONDS:-600} --jobs $${FUZZ_JOBS:-1}
 	$(PYTHON) tests/fuzz_encoder.py --seconds $${FUZZ_SECONDS:-600}
 	SCANTOK_SLOW=1 SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_train_bpe.py
-	SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_scanner_diff.py tests/test_simd_paths.py tests/test_scanner_api.py tests/test_compiler.py
+	SCANTOK_HYPOTHESIS_PROFILE=fuzz $(PYTHON) -m pytest -q -p no:cacheprovider tests/test_scanner_diff.py tests/test_simd_paths.py tests/test_scanner_api.py tests/test_compiler.py tests/test_compile_runtime.py
 
 sanitize:
 	bash tests/sanitize/run.sh

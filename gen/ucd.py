@@ -23,7 +23,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gen.charset import CharSet
+from . import compiler
+
+CharSet = compiler.charset.CharSet
+_uni = compiler.unicode
+UCDError, UnknownProperty, UnsupportedProperty = _uni.UCDError, _uni.UnknownProperty, _uni.UnsupportedProperty
+loose, _BINARY_VALUES, _Property = _uni.loose, _uni.BINARY_VALUES, _uni.Property
 
 # The Unicode version tiktoken 0.14.0 classifies characters by (see DESIGN.md, "Unicode
 # version"). The only place the default is written down.
@@ -34,30 +39,8 @@ MANIFEST_PATH = REPO_ROOT / "ucd" / "manifest.toml"
 DEFAULT_UCD_DIR = REPO_ROOT / "ucd"
 
 
-class UCDError(Exception):
-    """The UCD files are missing, corrupt, of another version, or unparsable."""
-
-
 class UCDNotFound(UCDError):
     """The UCD files for a version are not where they were looked for (tests skip on this)."""
-
-
-class UnknownProperty(UCDError, KeyError):
-    """`\\p{name}` names nothing `regex` would accept (regex raises "unknown property")."""
-
-    def __init__(self, name: str, reason: str = "unknown Unicode property"):
-        super().__init__(name)
-        self.name = name
-        self.reason = reason
-
-    def __str__(self) -> str:  # KeyError's str() would repr() the whole message
-        return f"{self.reason}: \\p{{{self.name}}}"
-
-
-class UnsupportedProperty(UnknownProperty):
-    """`regex` accepts the name, but the data it needs is not among the pinned UCD files
-    (Block, Script_Extensions, Bidi_Class, emoji properties, ...). Refusing is the only way to
-    never emit a class that silently differs from the oracle."""
 
 
 # ---------------------------------------------------------------- manifest and file checks
@@ -166,16 +149,6 @@ def _data_lines(path: Path):
             yield int(first, 16), int(last or first, 16), fields[1:]
 
 
-def loose(name: str) -> str:
-    """Loose matching as `regex` applies it (its standardise_name): drop spaces, '_' and '-',
-    ignore case. UAX44-LM3 also drops an "is" prefix; `regex` only does that for whole
-    unqualified names, in UCD.property."""
-    return "".join(ch for ch in name if ch not in " _-").upper()
-
-
-_BINARY_VALUES = {"YES": True, "Y": True, "TRUE": True, "T": True,
-                  "NO": False, "N": False, "FALSE": False, "F": False}
-
 # General categories: the two-letter ones partition the code space; the groups are unions.
 _GC_GROUPS = {
     "C": ("Cc", "Cf", "Cs", "Co", "Cn"),
@@ -189,21 +162,7 @@ _GC_GROUPS = {
 }
 
 
-class _Property:
-    """One property as `regex` knows it: its canonical name, its loose value names mapped to a
-    value key, and the sets (None if the data is not among the pinned files)."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.values: dict[str, str] = {}           # loose value name -> value key
-        self.sets: dict[str, CharSet] | None = None  # value key -> code points
-
-    @property
-    def is_binary(self) -> bool:
-        return set(self.values) == set(_BINARY_VALUES)
-
-
-class UCD:
+class UCD(_uni.UnicodeTables):
     """Code-point sets of one pinned Unicode version. Build with load()."""
 
     def __init__(self, spec: VersionSpec, paths: dict[str, Path]):
@@ -243,9 +202,6 @@ class UCD:
                 key = fields[1]
                 for n in names:
                     prop.values.setdefault(loose(n), key)
-
-    def _prop(self, name: str) -> _Property:
-        return self._props[loose(name)]
 
     def _read_general_category(self, path: Path) -> None:
         gc = self._prop("gc")
@@ -335,99 +291,22 @@ class UCD:
             for name in names:
                 self._props[loose(name)] = prop
 
-    def _binary(self, name: str) -> CharSet:
-        return self._prop(name).sets["Y"]
-
     def _read_case_folding(self, path: Path) -> None:
         # Simple case folding = statuses C and S (T is the Turkic alternative, F the full one).
         self._simple_fold: dict[int, int] = {}
         self._turkic_fold: dict[int, int] = {}
+        self._full_fold: dict[int, tuple[int, ...]] = {}
         for cp, _, fields in _data_lines(path):
             status, target = fields[0], fields[1].split()
             if status in ("C", "S"):
                 self._simple_fold[cp] = int(target[0], 16)
             elif status == "T":
                 self._turkic_fold[cp] = int(target[0], 16)
-        by_fold: dict[int, set[int]] = {}
-        for cp, folded in self._simple_fold.items():
-            by_fold.setdefault(folded, {folded}).add(cp)
-        self._fold_class: dict[int, frozenset[int]] = {}
-        for members in by_fold.values():
-            frozen = frozenset(members)
-            for cp in frozen:
-                self._fold_class[cp] = frozen
+            elif status == "F":
+                self._full_fold[cp] = tuple(int(t, 16) for t in target)
+        self._index_folds()
 
-    # ------------------------------------------------------------ queries
-
-    def property(self, expr: str) -> CharSet:
-        """The code points `\\p{expr}` matches in `regex` (without flags): `L`, `Letter`,
-        `gc=Lu`, `L&`, `Han`, `Script=Han`, `sc=Latn`, `White_Space`, `Alpha=No`, `Any`,
-        `Assigned`, `^L` (negated), ... Raises UnknownProperty / UnsupportedProperty."""
-        text = expr
-        negate = text.startswith("^")
-        if negate:
-            text = text[1:]
-        result = self._resolve(expr, text)
-        return result.complement() if negate else result
-
-    def _resolve(self, expr: str, text: str) -> CharSet:
-        # Same order of attempts as regex's parse_property_name + lookup_property.
-        sep = min((i for i in (text.find("="), text.find(":")) if i >= 0), default=-1)
-        if sep >= 0:
-            if not text[sep + 1:].strip():
-                # regex would not even read this as a property (it falls back to a literal
-                # "p"); refusing is the only safe reading.
-                raise UnknownProperty(expr, "missing Unicode property value")
-            return self._qualified(expr, loose(text[:sep]), loose(text[sep + 1:].strip()))
-        name = loose(text)
-
-        gc = self._prop("gc")
-        if name in gc.values:
-            return gc.sets[gc.values[name]]
-        sc = self._prop("sc")
-        if name in sc.values:
-            return sc.sets[sc.values[name]]
-        if name in self._prop("blk").values:
-            raise UnsupportedProperty(expr, "Unicode blocks are not among the pinned UCD files")
-        prop = self._props.get(name)
-        if prop is not None:
-            if prop.sets is None:
-                raise UnsupportedProperty(expr, f"the data for {prop.name} is not among the "
-                                          "pinned UCD files")
-            if prop.is_binary:
-                return prop.sets["Y"]
-            # regex: a bare enumerated property name means "not its default value".
-            if prop is gc:
-                return gc.sets["Assigned"]
-            if prop is sc:
-                return sc.sets["Zzzz"].complement()
-            raise UnsupportedProperty(expr, f"bare {prop.name} (an enumerated property)")
-        if name.startswith("IS"):
-            prop = self._props.get(name[2:])
-            if prop is not None and "YES" in prop.values:   # regex: any property with a Yes
-                if prop.sets is None:
-                    raise UnsupportedProperty(expr, f"the data for {prop.name} is not among "
-                                              "the pinned UCD files")
-                return prop.sets[prop.values["YES"]]
-            if name[2:] in sc.values:
-                return sc.sets[sc.values[name[2:]]]
-        if name.startswith("IN") and name[2:] in self._prop("blk").values:
-            raise UnsupportedProperty(expr, "Unicode blocks are not among the pinned UCD files")
-        raise UnknownProperty(expr)
-
-    def _qualified(self, expr: str, prop_name: str, value_name: str) -> CharSet:
-        prop = self._props.get(prop_name)
-        if prop is None:
-            raise UnknownProperty(expr)
-        if prop.name == "Script_Extensions":
-            raise UnsupportedProperty(expr, "Script_Extensions (ScriptExtensions.txt is not "
-                                      "among the pinned UCD files)")
-        if value_name not in prop.values:
-            raise UnknownProperty(expr, "unknown Unicode property value")
-        if prop.sets is None:
-            raise UnsupportedProperty(expr, f"the data for {prop.name} is not among the "
-                                      "pinned UCD files")
-        return prop.sets[prop.values[value_name]]
+    # ------------------------------------------------------------ queries (file-only)
 
     def general_category(self, cp: int) -> str:
         """The two-letter General_Category of one code point (Cn if unassigned)."""
@@ -435,44 +314,6 @@ class UCD:
             if len(key) == 2 and key != "LC" and cp in codepoints:
                 return key
         raise AssertionError(f"U+{cp:04X} has no general category")
-
-    def space(self) -> CharSet:
-        """`\\s` in regex: White_Space (U+0085, U+00A0, U+2028 yes; U+001C..1F, U+200B no)."""
-        return self._binary("White_Space")
-
-    def digit(self) -> CharSet:
-        """`\\d` in regex: General_Category=Decimal_Number (Nd), not just 0-9."""
-        return self._prop("gc").sets["Nd"]
-
-    def word(self) -> CharSet:
-        """`\\w` in regex: Alphabetic | Mark | Nd | Pc | Join_Control (UTS #18 Annex C)."""
-        return self._prop("Word").sets["Y"]
-
-    def simple_casefold(self, cp: int) -> int:
-        """Simple case folding (CaseFolding.txt statuses C and S)."""
-        return self._simple_fold.get(cp, cp)
-
-    def casefold_closure(self, cp: int, *, regex_dotted_i: bool = False) -> CharSet:
-        """Every code point whose simple case folding equals that of `cp`, and `cp` itself:
-        's' -> {s, S, U+017F}, 'k' -> {k, K, U+212A}. This is what (?i) means in Rust's regex
-        (tiktoken) and, for all but four code points, in Python's `regex`.
-
-        regex_dotted_i=True reproduces Python `regex`'s special case for the Turkic letters
-        (its all_cases table): i ~ I ~ U+0131 and i ~ U+0130, which is not an equivalence:
-        I -> {I, i, U+0131}, i -> {i, I, U+0130}, U+0130 -> {U+0130, i}, U+0131 -> {U+0131, I}.
-        """
-        if regex_dotted_i and cp in _REGEX_DOTTED_I:
-            return CharSet.of(*_REGEX_DOTTED_I[cp])
-        return CharSet.of(*self._fold_class.get(cp, (cp,)))
-
-    def casefold_closure_set(self, codepoints: CharSet, *, regex_dotted_i: bool = False
-                             ) -> CharSet:
-        """The union of casefold_closure over a set: what a class matches under (?i)."""
-        extra = [c for cp in self._fold_class if cp in codepoints for c in self._fold_class[cp]]
-        if regex_dotted_i:
-            extra += [c for cp, cases in _REGEX_DOTTED_I.items() if cp in codepoints
-                      for c in cases]
-        return codepoints | CharSet.of(*extra)
 
     def unicode_data_categories(self):
         """(first, last, gc) from UnicodeData.txt, First>/Last> ranges joined: a second source
@@ -488,12 +329,4 @@ class UCD:
                 yield lo, lo, gc
 
 
-# regex's hand-written override of its all_cases table for I/i/U+0130/U+0131
-# (tools/build_regex_unicode.py, generate_all_cases). Verified empirically against
-# regex==2025.9.18 by tests/test_ucd.py.
-_REGEX_DOTTED_I = {
-    0x49: (0x49, 0x69, 0x131),
-    0x69: (0x69, 0x49, 0x130),
-    0x130: (0x130, 0x69),
-    0x131: (0x131, 0x49),
-}
+_REGEX_DOTTED_I = _uni.REGEX_DOTTED_I

@@ -418,3 +418,38 @@ def utf8_ends(text: str, spans) -> list[int]:
     """UTF-8 byte offsets of the span ends."""
     p = utf8_prefix(text)
     return [int(p[b]) for _, b in spans]
+
+
+# ---- generated patterns (the compiler's differential tests) ------------------------------
+
+ATOMS = ["a", "b", "s", "k", "'", " ", r"\n", r"\s", r"\S", r"\d", r"\w", r"\W", r"\p{L}", r"\p{N}", r"\p{Lu}",
+         r"\p{M}", "[ab]", "[^a\\s]", "[a-c\\d]", r"\p{P}", ".", r"[\r\n]", "\u00e9", r"\u017f"]
+QUANTS = ["", "", "?", "*", "+", "??", "*?", "+?", "?+", "*+", "++", "{1,3}", "{2}", "{1,2}+", "{0,2}?"]
+
+
+REJECTED_BY_DESIGN = ("empty string", "zero-width assertion")
+
+
+@st.composite
+def patterns(draw, depth=0):
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.integers(0, 9 if depth < 2 else 6))
+        if kind <= 5:
+            atom = draw(st.sampled_from(ATOMS))
+            q = draw(st.sampled_from(QUANTS))
+            parts.append(atom + q)
+        elif kind == 6:
+            parts.append(draw(st.sampled_from([r"(?=\s)", r"(?!\S)", r"(?!a)", r"(?=\p{L})", "$"])))
+        elif kind == 7:
+            inner = draw(patterns(depth + 1))
+            q = draw(st.sampled_from(["", "?", "*", "+", "??", "{1,2}"]))
+            parts.append(f"(?:{inner}){q}")
+        elif kind == 8:
+            parts.append(f"(?i:{draw(patterns(depth + 1))})")
+        else:
+            parts.append(f"(?:{draw(patterns(depth + 1))}|{draw(patterns(depth + 1))})")
+    seq = "".join(parts)
+    if depth == 0 and draw(st.booleans()):
+        seq += "|" + draw(patterns(depth + 1))
+    return seq

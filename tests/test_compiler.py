@@ -1,5 +1,5 @@
 """The compiler, stage by stage: parse errors, and the DFA it builds checked against the
-`regex` oracle on hand-written and on generated patterns (through gen.simulate, so no C
+`regex` oracle on hand-written and on generated patterns (through scantok.compiler.simulate, so no C
 build is needed for arbitrary patterns)."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, assume, example, given, settings, strategies
 
 from gen import ucd as ucd_mod
 from gen.__main__ import compile_pattern
-from gen.charset import CharSet
-from gen.classes import class_table, partition
-from gen.parse import PatternError, parse
-from gen.simulate import Simulator
+from scantok.compiler.charset import CharSet
+from scantok.compiler.classes import class_table, partition
+from scantok.compiler.parse import PatternError, parse
+from scantok.compiler.simulate import Simulator
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def ucd():
         pytest.skip(f"UCD files not available: {e}")
 
 
-from strategies import oracle  # noqa: E402  ($ → \Z, outside classes and escapes)
+from strategies import REJECTED_BY_DESIGN, oracle, patterns  # noqa: E402  (oracle: $ → \Z)
 
 
 # ---- PatternError: every unsupported construct is named, with its offset ----------------
@@ -166,39 +166,6 @@ def _simulator(ucd, pattern):
 
 
 # ---- differential: generated patterns -------------------------------------------------
-
-ATOMS = ["a", "b", "s", "k", "'", " ", r"\n", r"\s", r"\S", r"\d", r"\w", r"\W", r"\p{L}", r"\p{N}", r"\p{Lu}",
-         r"\p{M}", "[ab]", "[^a\\s]", "[a-c\\d]", r"\p{P}", ".", r"[\r\n]", "\u00e9", r"\u017f"]
-QUANTS = ["", "", "?", "*", "+", "??", "*?", "+?", "?+", "*+", "++", "{1,3}", "{2}", "{1,2}+", "{0,2}?"]
-
-
-REJECTED_BY_DESIGN = ("empty string", "zero-width assertion")
-
-
-@st.composite
-def patterns(draw, depth=0):
-    parts = []
-    for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.integers(0, 9 if depth < 2 else 6))
-        if kind <= 5:
-            atom = draw(st.sampled_from(ATOMS))
-            q = draw(st.sampled_from(QUANTS))
-            parts.append(atom + q)
-        elif kind == 6:
-            parts.append(draw(st.sampled_from([r"(?=\s)", r"(?!\S)", r"(?!a)", r"(?=\p{L})", "$"])))
-        elif kind == 7:
-            inner = draw(patterns(depth + 1))
-            q = draw(st.sampled_from(["", "?", "*", "+", "??", "{1,2}"]))
-            parts.append(f"(?:{inner}){q}")
-        elif kind == 8:
-            parts.append(f"(?i:{draw(patterns(depth + 1))})")
-        else:
-            parts.append(f"(?:{draw(patterns(depth + 1))}|{draw(patterns(depth + 1))})")
-    seq = "".join(parts)
-    if depth == 0 and draw(st.booleans()):
-        seq += "|" + draw(patterns(depth + 1))
-    return seq
-
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])

@@ -7,7 +7,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["scantok.scanner", "scantok.encoding", "scantok.registry", "scantok.char", "scantok.wordlevel",
-           "scantok.bpe.train", "scantok.bpe.bytelevel", "scantok.bpe.errors", "scantok.code.framing"]
+           "scantok.hf.tokenizer", "scantok.compiler.runtime", "scantok.bpe.train", "scantok.bpe.bytelevel",
+           "scantok.bpe.errors", "scantok.code.framing"]
 
 
 def test_readme_examples():

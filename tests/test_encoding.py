@@ -360,8 +360,11 @@ def test_pickle_multiprocessing():
 
 def test_custom_encoding_errors():
     t = tiktoken_encoding("r50k_base")
-    with pytest.raises(ValueError, match="make gen"):
-        scantok.Encoding("x", pat_str=r"\w+|\s+", mergeable_ranks=t._mergeable_ranks, special_tokens={})
+    # a pat_str without a shipped scanner is compiled at run time; outside the subset: PatternError
+    custom = scantok.Encoding("x", pat_str=r"\w+|\s+", mergeable_ranks=t._mergeable_ranks, special_tokens={})
+    assert custom.encode_ordinary("hi there") == t.encode_ordinary("hi") + t.encode_ordinary(" ") + t.encode_ordinary("there")
+    with pytest.raises(scantok.PatternError, match="backreference"):
+        scantok.Encoding("x", pat_str=r"(a)\1|\s+", mergeable_ranks=t._mergeable_ranks, special_tokens={})
     with pytest.raises(AssertionError):
         scantok.Encoding("x", pat_str=t._pat_str, mergeable_ranks=t._mergeable_ranks, special_tokens={}, explicit_n_vocab=5)
     # a vocabulary without every byte cannot encode arbitrary text: a clear error, no crash

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from gen import fetch_ucd, ucd
-from gen.charset import CharSet
+from scantok.compiler.charset import CharSet
 
 regex = pytest.importorskip("regex")
 

@@ -14,6 +14,12 @@ __all__ += ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_mod
 # first use: their Unicode tables take longer to build than the rest of `import scantok`,
 # and `import scantok; scantok.get_encoding(...)` should not pay for them.
 _LAZY = {"CharTokenizer": ".char", "WordLevel": ".wordlevel", "train_wordlevel": ".wordlevel"}
+# patterns compiled at run time (issue 10): scantok.compile(pattern, flavor=...) -> Scanner,
+# lazy because the compiler stages are only needed by a pattern with no shipped scanner
+_LAZY.update({"compile": ".compiler.runtime", "PatternError": ".compiler.parse"})
+
+# HuggingFace tokenizer.json (BPE / WordLevel) tokenizer (issue 10), imported on first use
+_LAZY.update({"Tokenizer": ".hf.tokenizer", "HFError": ".hf.errors", "UnsupportedComponentError": ".hf.errors"})
 
 __all__ += list(_LAZY)
 

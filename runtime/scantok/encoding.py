@@ -158,20 +158,19 @@ def _check_rc(rc: int) -> None:
 
 
 def _scanner_for(pat_str: str, scanner_name: str | None):
+    """The shipped scanner of `pat_str` if there is one, else the pattern compiled at run time
+    (scantok.compile: PatternError if it is outside the supported subset)."""
     import scantok
 
     if scanner_name is not None:
         return scantok.scanner(scanner_name)
+    from .compiler.runtime import DEFAULT_UNICODE
+
     for name in scantok.scanners():
         sc = scantok.scanner(name)
-        if sc.pattern == pat_str:
+        if sc.pattern == pat_str and sc.unicode_version == DEFAULT_UNICODE["regex"]:
             return sc
-    raise ValueError(
-        "scantok has no compiled scanner for this pat_str. scantok compiles pre-tokenizer "
-        "patterns ahead of time: add a pattern spec gen/patterns/<name>.toml with this "
-        "pattern, run `make gen`, and reinstall (pip install .). Compiled patterns: "
-        + ", ".join(scantok.scanners())
-    )
+    return scantok.compile(pat_str)
 
 
 _pools: dict = {}
@@ -773,7 +772,8 @@ class Encoding:
                 self._rank_table.raw,
                 self._special_tokens,
                 self._explicit_n_vocab,
-                self._scanner.name,
+                # a scanner compiled at run time is compiled again (or loaded from the disk cache)
+                None if hasattr(self._scanner, "flavor") else self._scanner.name,
             ),
         )
 

@@ -76,7 +76,7 @@ class Scanner:
     its own with general category Cs, exactly as if decoded with ``errors="surrogateescape"``.
     """
 
-    __slots__ = ("name", "pattern", "_dfa")
+    __slots__ = ("name", "pattern", "unicode_version", "_dfa")
 
     def __init__(self, name: str):
         if not isinstance(name, str):
@@ -87,6 +87,8 @@ class Scanner:
         self._dfa = dfa
         self.name = name
         self.pattern = ffi.string(lib.scantok_scanner_pattern(dfa)).decode("utf-8")
+        #: the Unicode version its character classes follow (16.0.0 unless its spec says otherwise)
+        self.unicode_version = ffi.string(lib.scantok_scanner_unicode(dfa)).decode()
 
     def __repr__(self) -> str:
         return f"<scantok.Scanner {self.name!r}>"

@@ -39,6 +39,10 @@ TESTS = [
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
     # damaged cache images: the structural validation of bpe_table_from_image
     "tests/test_cache_corruption.py",
+    # HF BPE merges (linear and heap), split stages, piece cache
+    "tests/test_hf_tokenizer.py",
+    # scanners compiled at run time: the table validator and the engine on runtime tables
+    "tests/test_compile_runtime.py",
     # the corpus pipeline's JSON Lines extractor (csrc/jsonl.c)
     "tests/test_corpus_jsonl.py",
     # BPE training: counting, the merge loop, exports, bad input

@@ -1,5 +1,6 @@
-/* scantok._pylist: token ids (a C uint32 array) to a Python list of ints, and the UTF-8 of
-   an ASCII str read in place (str_utf8, below).
+/* scantok._pylist: token ids (a C uint32 array) to a Python list of ints; for
+   scantok.Tokenizer's Encoding also the token strings of ids (from a table) and offset pairs;
+   and the UTF-8 of an ASCII str read in place (str_utf8, below).
 
    Why a C-API module next to the cffi one: building the list is the largest cost of
    encode() returning a list. cffi (ffi.unpack) and memoryview.tolist() allocate a new int
@@ -18,6 +19,25 @@
 
 static PyObject **ints; /* IDS_CACHED entries, NULL until an id is first seen */
 
+/* A new reference to the int v (from the table when v < IDS_CACHED), NULL on error. */
+static PyObject *cached_pos(size_t v) {
+    if (!ints) {
+        ints = PyMem_Calloc(IDS_CACHED, sizeof *ints);
+        if (!ints) return PyErr_NoMemory();
+    }
+    if (v >= IDS_CACHED) return PyLong_FromSize_t(v);
+    PyObject *o = ints[v];
+    if (!o) {
+        o = PyLong_FromSize_t(v);
+        if (!o) return NULL;
+        ints[v] = o; /* the table's reference */
+    }
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *cached_int(uint32_t id) { return cached_pos(id); }
+
 /* ids_to_list(address, n): the n uint32 ids at address (an integer from cffi's
    ffi.cast("uintptr_t", ptr)) as a list. The caller keeps the memory alive. */
 static PyObject *ids_to_list(PyObject *self, PyObject *args) {
@@ -35,27 +55,11 @@ static PyObject *ids_to_list(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "ids_to_list: NULL address");
         return NULL;
     }
-    if (!ints) {
-        ints = PyMem_Calloc(IDS_CACHED, sizeof *ints);
-        if (!ints) return PyErr_NoMemory();
-    }
     PyObject *list = PyList_New(n);
     if (!list) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t id = ids[i];
-        PyObject *o;
-        if (id < IDS_CACHED) {
-            o = ints[id];
-            if (!o) {
-                o = PyLong_FromUnsignedLong(id);
-                if (!o) goto fail;
-                ints[id] = o; /* the table's reference */
-            }
-            Py_INCREF(o);
-        } else {
-            o = PyLong_FromUnsignedLong(id);
-            if (!o) goto fail;
-        }
+        PyObject *o = cached_int(ids[i]);
+        if (!o) goto fail;
         PyList_SetItem(list, i, o); /* steals o; cannot fail for 0 <= i < n */
     }
     return list;
@@ -80,16 +84,83 @@ static PyObject *str_utf8(PyObject *self, PyObject *s) {
     return Py_BuildValue("Nn", PyLong_FromVoidPtr((void *)p), n);
 }
 
+/* An address argument (from cffi's ffi.cast("uintptr_t", ptr)); NULL with an error set. */
+static const uint32_t *address(PyObject *obj, Py_ssize_t n, const char *what) {
+    const uint32_t *p = (const uint32_t *)PyLong_AsVoidPtr(obj);
+    if (!p && !PyErr_Occurred() && n) PyErr_Format(PyExc_ValueError, "%s: NULL address", what);
+    return p;
+}
+
+/* tokens_to_list(address, n, table): [table[id] for each of the n uint32 ids at address],
+   None where table (a list) has no entry. */
+static PyObject *tokens_to_list(PyObject *self, PyObject *args) {
+    PyObject *addr_obj, *table;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OnO!", &addr_obj, &n, &PyList_Type, &table)) return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "tokens_to_list: negative length");
+        return NULL;
+    }
+    const uint32_t *ids = address(addr_obj, n, "tokens_to_list");
+    if (!ids && PyErr_Occurred()) return NULL;
+    Py_ssize_t size = PyList_Size(table);
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = (Py_ssize_t)ids[i] < size ? PyList_GetItem(table, (Py_ssize_t)ids[i]) : Py_None;
+        Py_INCREF(o);
+        PyList_SetItem(list, i, o);
+    }
+    return list;
+}
+
+/* spans_to_list(starts, ends, n, shift): [(starts[i] + shift, ends[i] + shift), ...] from two
+   uint32 arrays at C addresses. */
+static PyObject *spans_to_list(PyObject *self, PyObject *args) {
+    PyObject *s_obj, *e_obj;
+    Py_ssize_t n, shift;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOnn", &s_obj, &e_obj, &n, &shift)) return NULL;
+    if (n < 0 || shift < 0) {
+        PyErr_SetString(PyExc_ValueError, "spans_to_list: negative length or shift");
+        return NULL;
+    }
+    const uint32_t *st = address(s_obj, n, "spans_to_list"), *en;
+    if (!st && PyErr_Occurred()) return NULL;
+    en = address(e_obj, n, "spans_to_list");
+    if (!en && PyErr_Occurred()) return NULL;
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyTuple_New(2), *a, *b;
+        if (!t) goto fail;
+        PyList_SetItem(list, i, t);
+        if (!(a = cached_pos((size_t)st[i] + (size_t)shift))) goto fail;
+        PyTuple_SetItem(t, 0, a);
+        if (!(b = cached_pos((size_t)en[i] + (size_t)shift))) goto fail;
+        PyTuple_SetItem(t, 1, b);
+    }
+    return list;
+fail:
+    Py_DECREF(list);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"ids_to_list", ids_to_list, METH_VARARGS,
      "ids_to_list(address, n) -> list[int]: n uint32 ids at a C address as a list."},
     {"str_utf8", str_utf8, METH_O,
      "str_utf8(s) -> (address, n): the UTF-8 of an ASCII str in place (no copy)."},
+    {"tokens_to_list", tokens_to_list, METH_VARARGS,
+     "tokens_to_list(address, n, table) -> list: table[id] of n uint32 ids at a C address."},
+    {"spans_to_list", spans_to_list, METH_VARARGS,
+     "spans_to_list(starts, ends, n, shift) -> list[tuple[int, int]]: offset pairs."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "scantok._pylist", "Token id arrays to Python lists; str UTF-8 in place.", -1, methods,
+    PyModuleDef_HEAD_INIT, "scantok._pylist", "Token id arrays to Python lists (ids, token strings, offset pairs); str UTF-8 in place.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -27,15 +27,14 @@ def partition(sets: list[CharSet]) -> list[CharSet]:
             bounds.add(lo)
             bounds.add(hi + 1)
     edges = sorted(bounds)
-    # Sweep each set's ranges alongside the elementary intervals to get membership bits.
+    index = {e: k for k, e in enumerate(edges)}
+    # Each range of a set covers whole elementary intervals: set its bit on exactly those.
     signature = [0] * (len(edges) - 1)
     for bit, s in enumerate(sets):
-        j = 0
-        for k, lo in enumerate(edges[:-1]):
-            while j < len(s.ranges) and s.ranges[j][1] < lo:
-                j += 1
-            if j < len(s.ranges) and s.ranges[j][0] <= lo:
-                signature[k] |= 1 << bit
+        mask = 1 << bit
+        for lo, hi in s.ranges:
+            for k in range(index[lo], index[hi + 1]):
+                signature[k] |= mask
     groups: dict[int, list[tuple[int, int]]] = {}
     for k, sig in enumerate(signature):
         groups.setdefault(sig, []).append((edges[k], edges[k + 1] - 1))
@@ -66,12 +65,12 @@ class ClassTable:
 
 def class_table(classes: list[CharSet], nclasses: int) -> ClassTable:
     """Lay out `classes` (class id → code points) as lookup tables, verified exhaustively."""
+    if nclasses > 256:
+        raise ValueError(f"{nclasses} classes do not fit the one-byte class table")
     flat = bytearray(MAX_CODE_POINT + 1)
     for cid, cs in enumerate(classes):
         for lo, hi in cs.ranges:
             flat[lo:hi + 1] = bytes([cid]) * (hi - lo + 1)
-    if nclasses > 256:
-        raise ValueError(f"{nclasses} classes do not fit the one-byte class table")
     blocks: dict[bytes, int] = {}
     stage1 = []
     for b in range(0, MAX_CODE_POINT + 1, BLOCK_SIZE):

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from . import FLAVORS
 from .charset import CharSet, MAX_CODE_POINT
 
 
@@ -74,10 +75,20 @@ _QUANTIFIER_LIMIT = 1000
 _COUNTED = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 
 
+# Oniguruma as HuggingFace tokenizers 0.23.3 runs it (Ruby syntax; measured every code point
+# against tokenizers' Split): \w outside a class also holds U+00B2 U+00B3 U+00B9 U+00BC..U+00BE
+# (its Latin-1 ctype table) and, in and out of classes, lacks Join_Control U+200C U+200D;
+# \h is an ASCII hex digit, as is \p{XDigit}; \p{ASCII} exists.
+_ONIG_W_EXTRA = CharSet([(0xB2, 0xB3), (0xB9, 0xB9), (0xBC, 0xBE)])
+_ONIG_W_MINUS = CharSet([(0x200C, 0x200D)])
+_ASCII_HEX = CharSet([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
+
+
 class _Parser:
-    def __init__(self, pattern: str, ucd):
+    def __init__(self, pattern: str, ucd, flavor: str = "regex"):
         self.p, self.ucd, self.i = pattern, ucd, 0
         self.ignore_case = False
+        self.onig = flavor == "onig"
 
     # -- helpers
     def error(self, message: str, offset: Optional[int] = None) -> PatternError:
@@ -94,8 +105,39 @@ class _Parser:
         self.i += 1
         return c
 
-    def fold(self, cs: CharSet) -> CharSet:
-        return self.ucd.casefold_closure_set(cs) if self.ignore_case else cs
+    def fold(self, cs: CharSet, at: Optional[int] = None) -> CharSet:
+        if not self.ignore_case:
+            return cs
+        folded = self.ucd.casefold_closure_set(cs)
+        if self.onig and any(cp in folded for cp in self.ucd.multi_char_folds()):
+            # Oniguruma lets such a character match its multi-character folding (ß ~ "ss").
+            raise self.error("case-insensitive class or character with a multi-character case "
+                             "folding (Oniguruma matches e.g. ß as 'ss')", at)
+        return folded
+
+    def onig_word(self, in_class: bool) -> CharSet:
+        word = self.ucd.word() - _ONIG_W_MINUS
+        return word if in_class else word | _ONIG_W_EXTRA
+
+    def check_onig_strings(self, items: list, offset: int) -> None:
+        """Under (?i) Oniguruma also matches a run of literals by its full case folding
+        ("st" matches U+FB06): refuse a run that spells such a folding."""
+        run: list[int] = []
+        folds = {tuple(self.ucd.simple_casefold(c) for c in t): cp
+                 for cp, t in self.ucd.multi_char_folds().items()}
+        longest = max((len(k) for k in folds), default=0)
+        for item in items + [None]:
+            cps = item.set if isinstance(item, Chars) and len(item.set) <= 8 else None
+            keys = {self.ucd.simple_casefold(c) for c in cps} if cps is not None else set()
+            if len(keys) == 1:
+                run.append(keys.pop())
+                continue
+            for i in range(len(run)):
+                for n in range(2, longest + 1):
+                    if tuple(run[i:i + n]) in folds:
+                        raise self.error(f"case-insensitive literal spelling the case folding of "
+                                         f"U+{folds[tuple(run[i:i + n])]:04X} (Oniguruma matches it)", offset)
+            run = []
 
     # -- grammar
     def parse(self) -> Node:
@@ -115,10 +157,13 @@ class _Parser:
 
     def sequence(self) -> Node:
         items = []
+        at, case = self.i, self.ignore_case
         while self.peek() not in ("", "|", ")"):
             start = self.i
             atom = self.atom()
             items.append(self.quantified(atom, start))
+        if self.onig and case:
+            self.check_onig_strings(items, at)
         return items[0] if len(items) == 1 else Seq(tuple(items))
 
     def quantified(self, atom: Node, atom_offset: int) -> Node:
@@ -129,10 +174,15 @@ class _Parser:
                 lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
             elif c == "{" and self._counted_ahead():
                 lo, hi = self.counted()
+                if self.onig and self.peek() == "+":
+                    # Ruby syntax: X{m,n}+ is (?:X{m,n})+, not possessive; the loop reads the +.
+                    atom = Repeat(self._check_repeatable(atom, at), lo, hi, "greedy")
+                    continue
+                if self.onig and lo == hi and self.peek() == "?":
+                    raise self.error("X{n}? (Oniguruma reads it as (?:X{n})?, not as lazy)", at)
             else:
                 return atom
-            if isinstance(atom, Look):
-                raise self.error("quantifier on a zero-width assertion", at)
+            self._check_repeatable(atom, at)
             mode = "greedy"
             if self.peek() == "?":
                 self.i, mode = self.i + 1, "lazy"
@@ -146,6 +196,11 @@ class _Parser:
                         "(only X*+, X++, X?+, X{m,n}+ with one-character X are supported)", at)
                 atom = Chars(single)
             atom = Repeat(atom, lo, hi, mode)
+
+    def _check_repeatable(self, atom: Node, at: int) -> Node:
+        if isinstance(atom, Look):
+            raise self.error("quantifier on a zero-width assertion", at)
+        return atom
 
     def _counted_ahead(self) -> bool:
         m = _COUNTED.match(self.p, self.i)
@@ -177,7 +232,8 @@ class _Parser:
         if c == ".":
             return Chars(CharSet.of(0x0A).complement())
         if c == "$":
-            return Look("end")
+            # Oniguruma (Ruby syntax): $ is an end of line, before any \n or at the end.
+            return Look("not_in", CharSet.of(0x0A).complement()) if self.onig else Look("end")
         if c == "^":
             raise self.error("start anchor '^' is not supported", at)
         if c == "\\":
@@ -186,7 +242,7 @@ class _Parser:
             raise self.error(f"nothing to repeat before {c!r}", at)
         if c == "{" and self._counted_ahead():
             raise self.error("nothing to repeat before '{'", at)
-        return Chars(self.fold(CharSet.of(ord(c))))
+        return Chars(self.fold(CharSet.of(ord(c)), at))
 
     def group(self, at: int) -> Node:
         saved_case = self.ignore_case
@@ -201,6 +257,8 @@ class _Parser:
             elif c == "<" and self.peek() in ("=", "!"):
                 raise self.error("lookbehind is not supported", at)
             elif c == "P" and self.peek() == "<" or c == "<":
+                if c == "P" and self.onig:
+                    raise self.error("(?P<name>...) is not Oniguruma syntax (use (?<name>...))", at)
                 if c == "P":
                     self.i += 1
                 end = self.p.find(">", self.i)
@@ -256,6 +314,10 @@ class _Parser:
             first = False
             if c == "[" and self.peek() == ":":
                 raise self.error("POSIX class [:...:] is not supported", c_at)
+            if self.onig and c == "[":
+                raise self.error("nested character class (Oniguruma reads [ inside a class as a set)", c_at)
+            if self.onig and c == "&" and self.peek() == "&":
+                raise self.error("character class intersection && is not supported", c_at)
             if c == "\\":
                 item = self.escape(c_at, in_class=True)
                 if not isinstance(item, Chars):
@@ -281,28 +343,37 @@ class _Parser:
                     raise self.error("bad character range (end before start)", c_at)
                 lo_set = CharSet([(lo, hi)])
             items.append(lo_set)
-        cs = self.fold(CharSet().union(*items))
+        cs = self.fold(CharSet().union(*items), at)
         return cs.complement() if negate else cs
 
     def escape(self, at: int, in_class: bool) -> Node:
         c = self.take()
         u = self.ucd
+        if c in "wW" and self.onig:
+            base = self.onig_word(in_class)
+            return Chars(base if c == "w" else base.complement())
+        if c in "hH" and self.onig:
+            return Chars(_ASCII_HEX if c == "h" else _ASCII_HEX.complement())
         if c in "dDsSwW":
             base = {"d": u.digit, "s": u.space, "w": u.word}[c.lower()]()
             return Chars(base if c.islower() else base.complement())
         if c in "pP":
-            return Chars(self.property(c == "P", at))
+            return Chars(self.property(c == "P", at, in_class))
         if c in _SIMPLE_ESCAPES:
-            return Chars(self.fold(CharSet.of(_SIMPLE_ESCAPES[c])))
+            return Chars(self.fold(CharSet.of(_SIMPLE_ESCAPES[c]), at))
+        if c == "U" and self.onig:
+            raise self.error("\\U is not an escape in Oniguruma (it matches 'U')", at)
         if c in "xuU":
-            return Chars(self.fold(CharSet.of(self.hex_escape(c, at))))
+            return Chars(self.fold(CharSet.of(self.hex_escape(c, at)), at))
         if c == "0":
             digits = ""
             while len(digits) < 2 and self.peek() in "01234567" and self.peek():
                 digits += self.take()
-            return Chars(self.fold(CharSet.of(int(digits or "0", 8))))
+            return Chars(self.fold(CharSet.of(int(digits or "0", 8)), at))
         if c.isdigit():
             raise self.error("backreference is not supported", at)
+        if c == "Z" and self.onig:
+            raise self.error("\\Z (end, or before a final newline) needs two characters of lookahead", at)
         if c in ("z", "Z"):
             if in_class:
                 raise self.error(f"\\{c} inside a character class", at)
@@ -311,7 +382,7 @@ class _Parser:
             raise self.error(f"{_UNSUPPORTED_ESCAPES[c]} is not supported", at)
         if c.isalnum():
             raise self.error(f"unknown escape \\{c}", at)
-        return Chars(self.fold(CharSet.of(ord(c))))
+        return Chars(self.fold(CharSet.of(ord(c)), at))
 
     def hex_escape(self, kind: str, at: int) -> int:
         if kind == "x" and self.peek() == "{":
@@ -333,7 +404,7 @@ class _Parser:
             raise self.error(f"\\{kind} escape beyond U+10FFFF", at)
         return value
 
-    def property(self, negated: bool, at: int) -> CharSet:
+    def property(self, negated: bool, at: int, in_class: bool = False) -> CharSet:
         if self.peek() == "{":
             end = self.p.find("}", self.i)
             if end < 0:
@@ -344,12 +415,38 @@ class _Parser:
             name = self.take()
         if name.startswith("^"):
             negated, name = not negated, name[1:]
+        if self.onig:
+            # Oniguruma folds no property under (?i) outside a class (measured).
+            cs = self.onig_property(name, at, in_class)
+            return cs.complement() if negated else cs
         try:
             cs = self.ucd.property(name)
         except KeyError:
             raise self.error(f"unknown Unicode property {name!r}", at) from None
-        cs = self.fold(cs)
+        cs = self.fold(cs, at)
         return cs.complement() if negated else cs
+
+    def onig_property(self, name: str, at: int, in_class: bool) -> CharSet:
+        """\\p{name} as Oniguruma resolves it: general categories, scripts and binary
+        properties by loose name; no name=value form, no L&, no Is prefix (measured)."""
+        from .unicode import loose
+
+        key = loose(name)
+        if key == "WORD":
+            return self.onig_word(in_class)
+        if key == "XDIGIT":
+            return _ASCII_HEX
+        if key == "ASCII":
+            return CharSet([(0, 0x7F)])
+        u = self.ucd
+        known = (key in u._prop("gc").values or key in u._prop("sc").values
+                 or (key in u._props and u._props[key].is_binary))
+        if not known or any(ch in name for ch in "=:&"):
+            raise self.error(f"unknown Unicode property {name!r} (Oniguruma)", at)
+        try:
+            return u.property(name)
+        except KeyError:
+            raise self.error(f"unknown Unicode property {name!r}", at) from None
 
 
 def single_class(node: Node) -> Optional[CharSet]:
@@ -380,13 +477,17 @@ def can_match_empty(node: Node) -> bool:
     raise TypeError(node)
 
 
-def parse(pattern: str, ucd) -> Node:
+
+
+def parse(pattern: str, ucd, flavor: str = "regex") -> Node:
     """Parse `pattern`; raises PatternError for anything outside the supported subset."""
     if not isinstance(pattern, str):
         raise TypeError("pattern must be str")
+    if flavor not in FLAVORS:
+        raise ValueError(f"unknown pattern flavor {flavor!r}; choose one of {', '.join(FLAVORS)}")
     if pattern == "":
         raise PatternError("empty pattern matches the empty string", pattern, 0)
-    tree = _Parser(pattern, ucd).parse()
+    tree = _Parser(pattern, ucd, flavor).parse()
     if can_match_empty(tree):
         raise PatternError("pattern can match the empty string (tokenizer patterns must consume "
                            "at least one character)", pattern, 0)

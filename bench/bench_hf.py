@@ -1,0 +1,130 @@
+"""scantok.Tokenizer against HuggingFace tokenizers on tokenizer.json files, one thread.
+
+    python bench/bench_hf.py [--corpus-dir DIR] [--mb 1.0] [--repeats 3]
+
+Files: DeepSeek V3's tokenizer.json (three Split regexes + ByteLevel, byte-level BPE), and a
+GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE) trained here with tokenizers
+on the first 1 MB of each corpus.  Timed text: ``--mb`` MB from the middle of each corpus
+(held out from training and from warming), cut into 4 KB documents.  HF runs in a subprocess
+with RAYON_NUM_THREADS=1; scantok with num_threads=1; CPU time of the process (the machine is
+shared: wall time is noise).  Runs interleave; medians; every id list
+and offset list is compared with HF's.  MB/s of UTF-8.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_SHARED = HERE.parent.parent / "shared"
+CORPORA = ("en", "code", "multi")
+DOC = 4096
+
+HF_CHILD = r"""
+import json, sys, time, hashlib
+from tokenizers import Tokenizer
+path, docs_path, warm_path = sys.argv[1:4]
+tok = Tokenizer.from_file(path)
+docs = json.load(open(docs_path)); warm = json.load(open(warm_path))
+tok.encode_batch_fast(warm); [tok.encode(w) for w in warm]
+t = time.process_time(); ids = tok.encode_batch_fast(docs); fast = time.process_time() - t
+t = time.process_time(); encs = [tok.encode(d) for d in docs]; enc = time.process_time() - t
+h = hashlib.sha256(json.dumps([[e.ids for e in ids], [e.offsets for e in encs]]).encode()).hexdigest()
+print(json.dumps({"fast": fast, "encode": enc, "digest": h}))
+"""
+
+
+def docs_of(text: str) -> list[str]:
+    return [text[i:i + DOC] for i in range(0, len(text), DOC)]
+
+
+def run_hf(path: str, docs_path: str, warm_path: str) -> dict:
+    env = {**os.environ, "RAYON_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", HF_CHILD, path, docs_path, warm_path], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_scantok(tok, docs: list[str], warm: list[str]) -> dict:
+    import hashlib
+
+    tok.encode_batch_fast(warm, num_threads=1)
+    for w in warm:
+        tok.encode(w)
+    t = time.process_time()
+    ids = tok.encode_batch_fast(docs, num_threads=1)
+    fast = time.process_time() - t
+    t = time.process_time()
+    encs = [tok.encode(d) for d in docs]
+    enc = time.process_time() - t
+    h = hashlib.sha256(json.dumps([ids, [[list(o) for o in e.offsets] for e in encs]]).encode()).hexdigest()
+    return {"fast": fast, "encode": enc, "digest": h}
+
+
+def gpt2_style_file(shared: Path, out: str) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=["<|endoftext|>"], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(texts, trainer)
+    tok.save(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", type=Path, default=Path(os.environ.get("SCANTOK_SHARED_DIR", DEFAULT_SHARED)))
+    ap.add_argument("--mb", type=float, default=1.0)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+
+    import scantok
+
+    with tempfile.TemporaryDirectory() as tmp:
+        gpt2 = os.path.join(tmp, "gpt2_style.json")
+        gpt2_style_file(args.shared, gpt2)
+        files = {"deepseek_v3": str(args.shared / "hf" / "deepseek_v3" / "tokenizer.json"), "gpt2_style": gpt2}
+        print(f"{'file':12} {'corpus':6} | {'fast MB/s: scantok':>18} {'HF':>6} {'ratio':>7} | "
+              f"{'encode MB/s: scantok':>20} {'HF':>6} {'ratio':>7} | same")
+        for name, path in files.items():
+            t = time.process_time()
+            tok = scantok.Tokenizer.from_file(path)
+            load = time.process_time() - t
+            for c in CORPORA:
+                text = (args.shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")
+                mid = len(text) // 2
+                n = int(args.mb * 1_000_000)
+                timed = docs_of(text[mid:mid + n])
+                warm = docs_of(text[1_100_000:1_100_000 + 200_000])
+                mb = sum(len(d.encode("utf-8")) for d in timed) / 1e6
+                dp, wp = os.path.join(tmp, "docs.json"), os.path.join(tmp, "warm.json")
+                json.dump(timed, open(dp, "w"))
+                json.dump(warm, open(wp, "w"))
+                ours, theirs = [], []
+                for _ in range(args.repeats):
+                    theirs.append(run_hf(path, dp, wp))
+                    ours.append(run_scantok(scantok.Tokenizer.from_file(path), timed, warm))
+                med = {k: (statistics.median(r[k] for r in ours), statistics.median(r[k] for r in theirs))
+                       for k in ("fast", "encode")}
+                same = all(r["digest"] == theirs[0]["digest"] for r in ours + theirs)
+                f_s, f_h = mb / med["fast"][0], mb / med["fast"][1]
+                e_s, e_h = mb / med["encode"][0], mb / med["encode"][1]
+                print(f"{name:12} {c:6} | {f_s:18.1f} {f_h:6.2f} {f_s / f_h:6.1f}x | "
+                      f"{e_s:20.1f} {e_h:6.2f} {e_s / e_h:6.1f}x | {same}")
+            print(f"  ({name}: scantok load {load:.2f} s; C path: {tok._stages is not None})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

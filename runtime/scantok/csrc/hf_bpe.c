@@ -1,0 +1,817 @@
+/* HuggingFace-style BPE (merge ranks of id pairs) and split stages.  See hf_bpe.h. */
+#include "hf_bpe.h"
+
+#include <stdlib.h>
+#include "scantok_dfa.h"
+#include <string.h>
+
+#define EMPTY_KEY UINT64_MAX
+#define NO_RANK UINT32_MAX
+#define CACHE_BITS 15
+#define CACHE_KEY 24
+#define CACHE_IDS 8
+#define LINEAR_MAX 64
+
+struct hfb_model {
+    uint64_t *keys;     /* (a << 32) | b, EMPTY_KEY when free */
+    uint32_t *ranks;
+    uint32_t *new_ids;
+    size_t mask;
+    uint32_t n_ids;
+    int32_t byte_ids[256];
+    const uint32_t *tok_len;
+    const vt_table *whole;
+    uint64_t generation; /* changes with every build step: caches of an older model are void */
+};
+
+typedef struct {
+    uint64_t key[CACHE_KEY / 8]; /* the piece's bytes, zero-padded */
+    uint32_t klen;               /* 0: empty (pieces are never empty) */
+    uint32_t nids;
+    uint32_t ids[CACHE_IDS];
+} cache_slot;
+
+struct hfb_cache {
+    const hfb_model *model;
+    uint64_t generation;
+    cache_slot slots[1u << CACHE_BITS];
+};
+
+static uint64_t model_generation = 1;
+
+static inline size_t pair_slot(uint64_t key, size_t mask) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
+    hfb_model *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    size_t cap = 16;
+    while (cap < 2 * n_merges + 16) cap <<= 1;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->ranks = malloc(cap * sizeof *m->ranks);
+    m->new_ids = malloc(cap * sizeof *m->new_ids);
+    if (!m->keys || !m->ranks || !m->new_ids) {
+        hfb_free(m);
+        return NULL;
+    }
+    memset(m->keys, 0xFF, cap * sizeof *m->keys);
+    m->mask = cap - 1;
+    m->n_ids = n_ids;
+    for (int b = 0; b < 256; b++) m->byte_ids[b] = -1;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return m;
+}
+
+void hfb_free(hfb_model *m) {
+    if (!m) return;
+    free(m->keys);
+    free(m->ranks);
+    free(m->new_ids);
+    free(m);
+}
+
+int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
+                   size_t n) {
+    size_t used = 0;
+    for (size_t i = 0; i <= m->mask; i++) used += m->keys[i] != EMPTY_KEY;
+    if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = ((uint64_t)a[i] << 32) | b[i];
+        size_t s = pair_slot(key, m->mask);
+        while (m->keys[s] != EMPTY_KEY && m->keys[s] != key) s = (s + 1) & m->mask;
+        m->keys[s] = key;
+        m->ranks[s] = (uint32_t)i;
+        m->new_ids[s] = new_id[i];
+    }
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len,
+                  const void *whole) {
+    memcpy(m->byte_ids, byte_ids, sizeof m->byte_ids);
+    m->tok_len = tok_len;
+    m->whole = (const vt_table *)whole;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uint32_t *new_id) {
+    uint64_t key = ((uint64_t)a << 32) | b;
+    size_t s = pair_slot(key, m->mask);
+    for (;;) {
+        uint64_t k = m->keys[s];
+        if (k == key) {
+            *new_id = m->new_ids[s];
+            return m->ranks[s];
+        }
+        if (k == EMPTY_KEY) return NO_RANK;
+        s = (s + 1) & m->mask;
+    }
+}
+
+/* Few symbols: find the lowest rank (leftmost on ties) by a scan, merge, repeat. */
+static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    uint32_t rank[LINEAR_MAX], nid[LINEAR_MAX];
+    for (size_t i = 0; i + 1 < n; i++) rank[i] = pair_rank(m, ids[i], ids[i + 1], &nid[i]);
+    while (n > 1) {
+        uint32_t best = NO_RANK;
+        size_t bi = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (rank[i] < best) {
+                best = rank[i];
+                bi = i;
+            }
+        if (best == NO_RANK) break;
+        ids[bi] = nid[bi];
+        if (lens) lens[bi] += lens[bi + 1];
+        /* few symbols: plain loops beat memmove calls */
+        for (size_t j = bi + 1; j + 1 < n; j++) ids[j] = ids[j + 1];
+        if (lens)
+            for (size_t j = bi + 1; j + 1 < n; j++) lens[j] = lens[j + 1];
+        for (size_t j = bi + 1; j + 2 < n; j++) rank[j] = rank[j + 1], nid[j] = nid[j + 1];
+        n--;
+        if (bi + 1 < n) rank[bi] = pair_rank(m, ids[bi], ids[bi + 1], &nid[bi]);
+        if (bi > 0) rank[bi - 1] = pair_rank(m, ids[bi - 1], ids[bi], &nid[bi - 1]);
+    }
+    return n;
+}
+
+typedef struct {
+    uint64_t order; /* rank << 32 | pos: the lowest rank first, the leftmost on ties */
+    uint32_t new_id;
+} heap_entry;
+
+static inline int heap_less(const heap_entry *x, const heap_entry *y) { return x->order < y->order; }
+
+static inline heap_entry entry(uint32_t rank, uint32_t pos, uint32_t new_id) {
+    return (heap_entry){((uint64_t)rank << 32) | pos, new_id};
+}
+
+static void heap_push(heap_entry *h, size_t *len, heap_entry e) {
+    size_t i = (*len)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(&e, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = e;
+}
+
+static heap_entry heap_pop(heap_entry *h, size_t *len) {
+    heap_entry top = h[0], last = h[--*len];
+    size_t i = 0, n = *len;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && heap_less(&h[c + 1], &h[c])) c++;
+        if (!heap_less(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n) h[i] = last;
+    return top;
+}
+
+/* Many symbols: tokenizers' Word::merge_all (a heap of (rank, position) with stale entries
+   skipped), O(n log n). */
+static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    int32_t *prev = malloc(n * sizeof *prev), *next = malloc(n * sizeof *next);
+    uint8_t *alive = malloc(n);
+    heap_entry *heap = malloc(3 * n * sizeof *heap);
+    if (!prev || !next || !alive || !heap) {
+        free(prev), free(next), free(alive), free(heap);
+        return SIZE_MAX;
+    }
+    size_t hl = 0;
+    for (size_t i = 0; i < n; i++) {
+        prev[i] = (int32_t)i - 1;
+        next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
+        alive[i] = 1;
+        if (i + 1 < n) {
+            uint32_t nid, r = pair_rank(m, ids[i], ids[i + 1], &nid);
+            if (r != NO_RANK) heap_push(heap, &hl, entry(r, (uint32_t)i, nid));
+        }
+    }
+    while (hl) {
+        heap_entry t = heap_pop(heap, &hl);
+        uint32_t p = (uint32_t)t.order;
+        if (!alive[p] || next[p] < 0) continue;
+        uint32_t nx = (uint32_t)next[p], nid;
+        if (pair_rank(m, ids[p], ids[nx], &nid) == NO_RANK || nid != t.new_id) continue;
+        ids[p] = t.new_id;
+        if (lens) lens[p] += lens[nx];
+        alive[nx] = 0;
+        next[p] = next[nx];
+        if (next[p] >= 0) prev[next[p]] = (int32_t)p;
+        uint32_t r;
+        if (prev[p] >= 0 && (r = pair_rank(m, ids[prev[p]], ids[p], &nid)) != NO_RANK)
+            heap_push(heap, &hl, entry(r, (uint32_t)prev[p], nid));
+        if (next[p] >= 0 && (r = pair_rank(m, ids[p], ids[next[p]], &nid)) != NO_RANK)
+            heap_push(heap, &hl, entry(r, p, nid));
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (alive[i]) {
+            ids[k] = ids[i];
+            if (lens) lens[k] = lens[i];
+            k++;
+        }
+    free(prev), free(next), free(alive), free(heap);
+    return k;
+}
+
+size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    return n <= LINEAR_MAX ? merge_linear(m, ids, lens, n) : merge_heap(m, ids, lens, n);
+}
+
+/* ---- loading ---------------------------------------------------------------------------- */
+
+int hfb_vocab_lengths(const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                      const int16_t *byte_of, size_t n_byte_of, uint32_t *tok_len, void *whole) {
+    uint8_t buf[256];
+    const uint8_t *p = tokens;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
+        size_t len = (size_t)(e - p), k = 0;
+        uint8_t *raw = len <= sizeof buf ? buf : malloc(len);
+        if (!raw) return -1;
+        int is_bytes = 1;
+        for (size_t j = 0; j < len && is_bytes;) {
+            uint32_t b = p[j], cp, need;
+            if (b < 0x80) cp = b, need = 0;
+            else if (b >= 0xC0 && b < 0xE0) cp = b & 0x1F, need = 1;
+            else { is_bytes = 0; break; } /* byte-level characters are below U+0800 */
+            if (j + need >= len || (need && (p[j + 1] & 0xC0) != 0x80)) { is_bytes = 0; break; }
+            if (need) cp = (cp << 6) | (p[j + 1] & 0x3F);
+            j += need + 1;
+            if (cp >= n_byte_of || byte_of[cp] < 0) { is_bytes = 0; break; }
+            raw[k++] = (uint8_t)byte_of[cp];
+        }
+        tok_len[ids[i]] = is_bytes ? (uint32_t)k : (uint32_t)len;
+        if (is_bytes && whole && vt_insert((vt_table *)whole, (const char *)raw, k, (int32_t)ids[i]) < 0) {
+            if (raw != buf) free(raw);
+            return -1;
+        }
+        if (raw != buf) free(raw);
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* The byte length of the first `chars` characters of p[0:len] (all of it if shorter). */
+static size_t utf8_prefix(const uint8_t *p, size_t len, size_t chars) {
+    size_t j = 0;
+    while (chars && j < len) {
+        j++;
+        while (j < len && (p[j] & 0xC0) == 0x80) j++;
+        chars--;
+    }
+    return j;
+}
+
+int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, const uint8_t *merges,
+                      size_t nmerges, uint8_t sep, int pairs, size_t prefix_chars,
+                      uint32_t *a_ids, uint32_t *b_ids, uint32_t *new_ids) {
+    vt_table *t = vt_new(ntok);
+    if (!t) return -1;
+    const uint8_t *p = tokens;
+    for (size_t i = 0; i < ntok; i++) {
+        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
+        if (vt_insert(t, (const char *)p, (size_t)(e - p), (int32_t)ids[i]) < 0) {
+            vt_free(t);
+            return -1;
+        }
+        p = e + 1;
+    }
+    uint8_t buf[512];
+    int64_t rc = 0;
+    p = merges;
+    for (size_t i = 0; i < nmerges && !rc; i++) {
+        const uint8_t *a = p, *ae, *b, *be;
+        if (pairs) {
+            ae = memchr(a, sep, SIZE_MAX / 2);
+            b = ae + 1;
+            be = memchr(b, sep, SIZE_MAX / 2);
+        } else {
+            be = memchr(a, sep, SIZE_MAX / 2);
+            ae = memchr(a, ' ', (size_t)(be - a));
+            if (!ae || memchr(ae + 1, ' ', (size_t)(be - ae - 1))) {
+                rc = -(int64_t)(2 + i);
+                break;
+            }
+            b = ae + 1;
+        }
+        p = be + 1;
+        size_t al = (size_t)(ae - a), bl = (size_t)(be - b);
+        int32_t ia = vt_get(t, (const char *)a, al), ib = vt_get(t, (const char *)b, bl);
+        size_t skip = utf8_prefix(b, bl, prefix_chars), nl = al + bl - skip;
+        uint8_t *cat = nl <= sizeof buf ? buf : malloc(nl ? nl : 1);
+        if (!cat) {
+            rc = -1;
+            break;
+        }
+        memcpy(cat, a, al);
+        memcpy(cat + al, b + skip, bl - skip);
+        int32_t in = vt_get(t, (const char *)cat, nl);
+        if (cat != buf) free(cat);
+        if (ia < 0 || ib < 0 || in < 0) {
+            rc = -(int64_t)(2 + i);
+            break;
+        }
+        a_ids[i] = (uint32_t)ia, b_ids[i] = (uint32_t)ib, new_ids[i] = (uint32_t)in;
+    }
+    vt_free(t);
+    return rc;
+}
+
+hfb_cache *hfb_cache_new(void) { return calloc(1, sizeof(hfb_cache)); }
+void hfb_cache_free(hfb_cache *c) { free(c); }
+
+/* The piece p[0:len] (len <= CACHE_KEY) as three zero-padded words; end bounds the readable
+   memory. */
+static inline void load_key(const uint8_t *p, size_t len, const uint8_t *end, uint64_t w[3]) {
+    if ((size_t)(end - p) >= CACHE_KEY) {
+        memcpy(w, p, CACHE_KEY);
+        for (int i = 0; i < 3; i++) {
+            size_t have = len > 8u * i ? len - 8u * i : 0;
+            if (have < 8) w[i] &= have ? (~0ull >> (64 - 8 * have)) : 0;
+        }
+    } else {
+        w[0] = w[1] = w[2] = 0;
+        for (size_t i = 0; i < len; i++) w[i >> 3] |= (uint64_t)p[i] << (8 * (i & 7));
+    }
+}
+
+static inline uint64_t key_hash(const uint64_t w[3], size_t len) {
+    uint64_t h = (w[0] ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31) ^ w[1]) * 0x94D049BB133111EBull;
+    h = (h ^ (h >> 29) ^ w[2] ^ ((uint64_t)len << 56)) * 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 32);
+}
+
+/* The ids of one piece (raw bytes p[0:len], readable up to end) into out[] (room for len).
+   Returns the count or HFB_SLOW. */
+static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
+                            const uint8_t *end, uint32_t *out) {
+    if (m->whole) {
+        int32_t id = vt_get(m->whole, (const char *)p, len);
+        if (id >= 0) {
+            out[0] = (uint32_t)id;
+            return 1;
+        }
+    }
+    if (len <= 2) { /* one byte, or one pair: no cache needed */
+        int32_t a = m->byte_ids[p[0]], b = len == 2 ? m->byte_ids[p[1]] : 0;
+        if (a < 0 || b < 0) return HFB_SLOW;
+        out[0] = (uint32_t)a;
+        if (len == 1) return 1;
+        uint32_t nid;
+        if (pair_rank(m, (uint32_t)a, (uint32_t)b, &nid) != NO_RANK) {
+            out[0] = nid;
+            return 1;
+        }
+        out[1] = (uint32_t)b;
+        return 2;
+    }
+    cache_slot *slot = NULL;
+    uint64_t w[3];
+    if (c && len <= CACHE_KEY) {
+        if (c->model != m || c->generation != m->generation) {
+            memset(c->slots, 0, sizeof c->slots);
+            c->model = m;
+            c->generation = m->generation;
+        }
+        load_key(p, len, end, w);
+        slot = &c->slots[key_hash(w, len) & ((1u << CACHE_BITS) - 1)];
+        if (slot->klen == len && slot->key[0] == w[0] && slot->key[1] == w[1] && slot->key[2] == w[2]) {
+            for (uint32_t j = 0; j < slot->nids; j++) out[j] = slot->ids[j];
+            return slot->nids;
+        }
+    }
+    for (size_t i = 0; i < len; i++) {
+        int32_t id = m->byte_ids[p[i]];
+        if (id < 0) return HFB_SLOW;
+        out[i] = (uint32_t)id;
+    }
+    size_t k = hfb_merge(m, out, NULL, len);
+    if (k == SIZE_MAX) return HFB_NOMEM;
+    if (slot && k <= CACHE_IDS) {
+        memcpy(slot->key, w, sizeof slot->key);
+        slot->klen = (uint32_t)len;
+        slot->nids = (uint32_t)k;
+        for (size_t j = 0; j < k; j++) slot->ids[j] = out[j];
+    }
+    return (int64_t)k;
+}
+
+/* ---- split stages ---------------------------------------------------------------------- */
+
+/* The engine's step flags (build/generated/scantok_engine.c): at the start state, a class
+   whose step has T_SPECIAL without T_MATCH kills every thread at once: the scanner skips
+   that character and tries again after it (findall).  Such a "dead" character starts no
+   match, so a run of them needs no scanning. */
+#define ENGINE_T_MATCH 1u
+#define ENGINE_T_SPECIAL 2u
+
+typedef struct {
+    const scantok_dfa *dfa;
+    int32_t behavior;
+    int skip;              /* jump over dead characters (most ASCII bytes are dead) */
+    uint8_t dead_ascii[128];
+    uint8_t live_lo[16];   /* bit h of live_lo[l]: ASCII byte h << 4 | l is live (SIMD lookup) */
+    uint8_t *dead_cls;     /* nclasses entries */
+} stage;
+
+struct hfb_stages {
+    size_t n;
+    stage st[];
+};
+
+hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behaviors, size_t n,
+                           int skip) {
+    hfb_stages *ss = calloc(1, sizeof *ss + n * sizeof(stage));
+    if (!ss) return NULL;
+    ss->n = n;
+    for (size_t k = 0; k < n; k++) {
+        stage *g = &ss->st[k];
+        const scantok_dfa *d = dfas[k];
+        g->dfa = d;
+        g->behavior = behaviors[k];
+        g->dead_cls = calloc(d->nclasses ? d->nclasses : 1, 1);
+        if (!g->dead_cls) {
+            hfb_stages_free(ss);
+            return NULL;
+        }
+        const uint8_t *F = d->flags + d->pair;
+        for (uint32_t c = 0; c < d->nclasses; c++) {
+            uint32_t f = F[d->start + c];
+            g->dead_cls[c] = (f & ENGINE_T_SPECIAL) && !(f & ENGINE_T_MATCH);
+        }
+        int ndead = 0;
+        for (int b = 0; b < 128; b++) {
+            ndead += g->dead_ascii[b] = g->dead_cls[d->ascii[b]];
+            if (!g->dead_ascii[b]) g->live_lo[b & 15] |= (uint8_t)(1u << (b >> 4));
+        }
+        g->skip = skip && ndead >= 64;
+    }
+    return ss;
+}
+
+void hfb_stages_free(hfb_stages *ss) {
+    if (!ss) return;
+    for (size_t k = 0; k < ss->n; k++) free(ss->st[k].dead_cls);
+    free(ss);
+}
+
+size_t hfb_stages_skipping(const hfb_stages *ss) {
+    size_t k = 0;
+    for (size_t i = 0; ss && i < ss->n; i++) k += ss->st[i].skip != 0;
+    return k;
+}
+
+/* The class and byte length of the character at p (p < end), as the engine decodes it
+   without flags: an invalid byte is a character of its own, U+DC00 + byte. */
+static inline size_t char_class(const scantok_dfa *d, const uint8_t *p, const uint8_t *end,
+                                uint32_t *cls) {
+    uint32_t b = p[0], cp, need, lo = 0x80, hi = 0xBF;
+    if (b < 0x80) {
+        *cls = d->ascii[b];
+        return 1;
+    }
+    if (b >= 0xC2 && b <= 0xDF) need = 1, cp = b & 0x1F;
+    else if (b >= 0xE0 && b <= 0xEF) {
+        need = 2, cp = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;
+        else if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        need = 3, cp = b & 0x07;
+        if (b == 0xF0) lo = 0x90;
+        else if (b == 0xF4) hi = 0x8F;
+    } else goto invalid;
+    for (uint32_t i = 1; i <= need; i++) {
+        if (p + i >= end || p[i] < lo || p[i] > hi) goto invalid;
+        lo = 0x80, hi = 0xBF;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+    return need + 1;
+invalid:
+    cp = 0xDC00 | b;
+    *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+    return 1;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* Skips dead ASCII bytes 32 at a time (two nibble lookups): returns the first position at or
+   after pos whose byte is live or not ASCII, or where fewer than 32 bytes are left. */
+__attribute__((target("avx2"))) static size_t skip_dead_avx2(const stage *g, const uint8_t *p, size_t pos,
+                                                             size_t n) {
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)g->live_lo));
+    const __m256i bit = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i low = _mm256_set1_epi8(0x0F);
+    while (n - pos >= 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(p + pos));
+        __m256i row = _mm256_shuffle_epi8(tbl, _mm256_and_si256(x, low));
+        __m256i hb = _mm256_shuffle_epi8(bit, _mm256_and_si256(_mm256_srli_epi16(x, 4), low));
+        __m256i dead = _mm256_cmpeq_epi8(_mm256_and_si256(row, hb), _mm256_setzero_si256());
+        uint32_t stop = ~(uint32_t)_mm256_movemask_epi8(dead) | (uint32_t)_mm256_movemask_epi8(x);
+        if (stop) return pos + (size_t)__builtin_ctz(stop);
+        pos += 32;
+    }
+    return pos;
+}
+
+static int have_avx2(void) {
+    static int v = -1;
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return v;
+}
+#endif
+
+/* The first character at or after pos that is live (want_dead 0) or dead (want_dead 1). */
+static size_t next_char(const stage *g, const uint8_t *p, size_t pos, size_t n, int want_dead) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    int simd = !want_dead && have_avx2();
+#endif
+    while (pos < n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (simd) {
+            pos = skip_dead_avx2(g, p, pos, n);
+            if (pos >= n) break;
+        }
+#endif
+        uint32_t b = p[pos], cls;
+        if (b < 0x80) {
+            if (g->dead_ascii[b] == want_dead) return pos;
+            pos++;
+            continue;
+        }
+        size_t len = char_class(g->dfa, p + pos, p + n, &cls);
+        if (g->dead_cls[cls] == want_dead) return pos;
+        pos += len;
+    }
+    return n;
+}
+
+/* The scanner's matches in p[0:n] (offsets into ms/me, room for n + 1).  A skipping stage
+   scans only from each live character to just past the next dead one, with SCANTOK_PARTIAL
+   (a match still undecided there is rescanned over a window that doubles); between those
+   windows every character is dead and the scanner would skip it one by one. */
+static size_t find_matches(const stage *g, const uint8_t *p, size_t n, uint32_t *ms, uint32_t *me) {
+    if (!g->skip) return scantok_scan(g->dfa, p, n, 0, ms, me, NULL);
+    size_t k = 0, pos = 0;
+    while (pos < n) {
+        size_t q = next_char(g, p, pos, n, 0);
+        if (q >= n) break;
+        size_t r = next_char(g, p, q + 1, n, 1);
+        if (r < n) r++;
+        size_t ext = 16;
+        for (;;) {
+            size_t consumed = 0;
+            size_t nm = scantok_scan(g->dfa, p + q, r - q, r < n ? SCANTOK_PARTIAL : 0, ms + k,
+                                     me + k, &consumed);
+            for (size_t i = 0; i < nm; i++) ms[k + i] += (uint32_t)q, me[k + i] += (uint32_t)q;
+            k += nm;
+            if (r >= n) {
+                pos = n;
+                break;
+            }
+            if (q + consumed >= r) {
+                pos = r;
+                break;
+            }
+            q += consumed;
+            r = n - r > ext ? r + ext : n;
+            ext *= 2;
+        }
+    }
+    return k;
+}
+
+typedef struct {
+    uint32_t *a, *b;   /* two piece lists of capacity cap */
+    uint32_t *ms, *me; /* scanner matches */
+    uint32_t *cidx;    /* byte -> code point index (offsets only) */
+    size_t cap;
+} scratch;
+
+static int scratch_grow(scratch *s, size_t n, int offsets) {
+    if (n + 1 > s->cap || (offsets && !s->cidx)) {
+        size_t cap = n + 1 > s->cap ? n + 1 : s->cap;
+        free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx);
+        memset(s, 0, sizeof *s);
+        s->a = malloc(2 * cap * sizeof(uint32_t));
+        s->b = malloc(2 * cap * sizeof(uint32_t));
+        s->ms = malloc(cap * sizeof(uint32_t));
+        s->me = malloc(cap * sizeof(uint32_t));
+        s->cidx = offsets ? malloc((cap + 1) * sizeof(uint32_t)) : NULL;
+        if (!s->a || !s->b || !s->ms || !s->me || (offsets && !s->cidx)) return -1;
+        s->cap = cap;
+    }
+    return 0;
+}
+
+static void scratch_free(scratch *s) {
+    free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx);
+}
+
+/* Pieces are stored as pairs (start, end) in one array. */
+typedef struct {
+    uint32_t *out;
+    size_t k;
+    int have;          /* a pending piece */
+    uint32_t ps, pe;
+} emitter;
+
+static inline void flush(emitter *e) {
+    if (e->have && e->pe > e->ps) {
+        e->out[2 * e->k] = e->ps;
+        e->out[2 * e->k + 1] = e->pe;
+        e->k++;
+    }
+    e->have = 0;
+}
+
+static inline void start_piece(emitter *e, uint32_t a, uint32_t b) {
+    flush(e);
+    e->have = 1;
+    e->ps = a;
+    e->pe = b;
+}
+
+/* One mark (a part of the piece, a match or not) under a behaviour; prevm is the previous
+   mark's flag, pend (MergedWithNext) says a match waits for the next mark. */
+static void split_piece(const stage *g, const uint8_t *data, uint32_t ps, uint32_t pe, scratch *s,
+                        emitter *e) {
+    size_t nm = find_matches(g, data + ps, pe - ps, s->ms, s->me);
+    int invert = g->behavior & 8, beh = g->behavior & 7;
+    if (beh == 0 && invert) { /* keep the matches only */
+        for (size_t i = 0; i < nm; i++) start_piece(e, ps + s->ms[i], ps + s->me[i]);
+        flush(e);
+        return;
+    }
+    if (beh == 1) { /* Isolated (with or without invert: the same pieces): gaps and matches */
+        flush(e);
+        uint32_t *out = e->out + 2 * e->k, pos = ps;
+        for (size_t i = 0; i < nm; i++) {
+            uint32_t a = ps + s->ms[i], b = ps + s->me[i];
+            if (pos < a) *out++ = pos, *out++ = a;
+            *out++ = a, *out++ = b;
+            pos = b;
+        }
+        if (pos < pe) *out++ = pos, *out++ = pe;
+        e->k = (size_t)(out - e->out) / 2;
+        return;
+    }
+    int prevm = 0, first = 1;
+    uint32_t pos = 0, len = pe - ps;
+    size_t i = 0;
+    while (pos < len) {
+        uint32_t a, b;
+        int m;
+        if (i < nm && s->ms[i] == pos) {
+            a = s->ms[i], b = s->me[i], m = 1;
+            i++;
+        } else {
+            a = pos, b = i < nm ? s->ms[i] : len, m = 0;
+        }
+        pos = b;
+        if (invert) m = !m;
+        a += ps, b += ps;
+        switch (beh) {
+        case 1: /* Isolated */
+            start_piece(e, a, b);
+            break;
+        case 0: /* Removed */
+            if (!m) start_piece(e, a, b);
+            else flush(e);
+            break;
+        case 4: /* Contiguous */
+            if (m == prevm && !first && e->have) e->pe = b;
+            else start_piece(e, a, b);
+            break;
+        case 2: /* MergedWithPrevious */
+            if (m && !prevm && !first && e->have) e->pe = b;
+            else start_piece(e, a, b);
+            break;
+        case 3: /* MergedWithNext: a match takes the non-match after it */
+            if (!m && prevm && e->have) e->pe = b;
+            else start_piece(e, a, b);
+            break;
+        }
+        prevm = m;
+        first = 0;
+    }
+    flush(e);
+}
+
+static int64_t pretokenize_into(const hfb_stages *ss, const uint8_t *data, size_t n, scratch *s,
+                                uint32_t **pieces) {
+    size_t nstages = ss ? ss->n : 0;
+    uint32_t *cur = s->a, *nxt = s->b;
+    size_t k = 0;
+    if (n) {
+        cur[0] = 0;
+        cur[1] = (uint32_t)n;
+        k = 1;
+    }
+    for (size_t st = 0; st < nstages; st++) {
+        emitter e = {nxt, 0, 0, 0, 0};
+        for (size_t i = 0; i < k; i++) split_piece(&ss->st[st], data, cur[2 * i], cur[2 * i + 1], s, &e);
+        k = e.k;
+        uint32_t *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    *pieces = cur;
+    return (int64_t)k;
+}
+
+int64_t hfb_pretokenize(const hfb_stages *ss, const uint8_t *data, size_t n, uint32_t *starts,
+                        uint32_t *ends) {
+    scratch s = {0};
+    if (scratch_grow(&s, n, 0) < 0) {
+        scratch_free(&s);
+        return HFB_NOMEM;
+    }
+    uint32_t *pieces;
+    int64_t k = pretokenize_into(ss, data, n, &s, &pieces);
+    for (int64_t i = 0; i < k; i++) {
+        starts[i] = pieces[2 * i];
+        ends[i] = pieces[2 * i + 1];
+    }
+    scratch_free(&s);
+    return k;
+}
+
+static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
+                           const uint8_t *data, size_t n, uint32_t *ids, uint32_t *starts,
+                           uint32_t *ends, scratch *s) {
+    if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
+    uint32_t *pieces;
+    int64_t k = pretokenize_into(ss, data, n, s, &pieces);
+    if (starts) {
+        uint32_t cnt = 0;
+        for (size_t b = 0; b < n; b++) {
+            s->cidx[b] = cnt;
+            cnt += (data[b] & 0xC0) != 0x80;
+        }
+        s->cidx[n] = cnt;
+    }
+    size_t out = 0;
+    for (int64_t i = 0; i < k; i++) {
+        uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
+        int64_t r = encode_piece(m, c, data + ps, pe - ps, data + n, ids + out);
+        if (r < 0) return r;
+        if (starts) {
+            uint32_t pos = ps;
+            for (int64_t j = 0; j < r; j++) {
+                uint32_t e = pos + m->tok_len[ids[out + j]];
+                if (e > pe) e = pe; /* defensive: lengths come from the vocabulary */
+                starts[out + j] = s->cidx[pos + 1] - 1;
+                ends[out + j] = s->cidx[e];
+                pos = e;
+            }
+        }
+        out += (size_t)r;
+    }
+    return (int64_t)out;
+}
+
+int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                   size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+    if (!m->tok_len) return HFB_SLOW;
+    scratch s = {0};
+    int64_t r = encode_text(m, c, ss, data, n, ids, starts, ends, &s);
+    scratch_free(&s);
+    return r;
+}
+
+int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
+                         const uint8_t *data, const uint64_t *offsets, size_t ntexts,
+                         uint32_t *ids, int64_t *counts) {
+    scratch s = {0};
+    for (size_t i = 0; i < ntexts; i++) {
+        if (!m->tok_len) {
+            counts[i] = HFB_SLOW;
+            continue;
+        }
+        int64_t r = encode_text(m, c, ss, data + offsets[i], offsets[i + 1] - offsets[i],
+                                ids + offsets[i], NULL, NULL, &s);
+        if (r == HFB_NOMEM) {
+            scratch_free(&s);
+            return HFB_NOMEM;
+        }
+        counts[i] = r;
+    }
+    scratch_free(&s);
+    return 0;
+}

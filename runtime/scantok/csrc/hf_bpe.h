@@ -1,0 +1,84 @@
+/* HuggingFace-style BPE for scantok.Tokenizer: merges by MERGE RANK (a pair of ids (a, b) ->
+   (rank, new id), as tokenizers' MergeMap), the lowest rank merged first and, among equal
+   ranks, the leftmost (tokenizers' Word::merge_all).  Byte mode: a piece is raw bytes whose
+   initial symbols are the ids of the 256 byte-level characters (ByteLevel pre-tokenizer).
+   The split stages of the pre-tokenizer (HF Split behaviours over compiled scanners) run in
+   the same call, so a whole text is pre-tokenized and merged without the GIL.
+   The model is read-only after building; a cache belongs to one thread. */
+#ifndef SCANTOK_HF_BPE_H
+#define SCANTOK_HF_BPE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "scantok_scan.h"
+#include "vocab_table.h"
+
+/* cdef:begin */
+typedef struct hfb_model hfb_model;
+typedef struct hfb_cache hfb_cache;
+/* n_ids: one more than the largest id.  NULL on out of memory. */
+hfb_model *hfb_new(uint32_t n_ids, size_t n_merges);
+void hfb_free(hfb_model *m);
+/* Merge i of n: (a[i], b[i]) -> new_id[i] with rank i; a later duplicate pair replaces an
+   earlier one (as a Rust HashMap collected from the list).  -1 on out of memory. */
+int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
+                   size_t n);
+/* Byte mode: byte_ids[b] is the id of byte b's character (-1: missing, such a piece makes
+   the encode calls return HFB_SLOW); tok_len[id] the byte length of every id (n_ids of them);
+   whole, if not NULL, maps a whole piece's raw bytes to its id (ignore_merges).  The model
+   keeps the pointers: the caller keeps whole alive. */
+int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len,
+                  const void *whole);
+/* Merges the n symbols ids[] (with byte lengths lens[], or lens NULL) in place; returns the
+   new count, or SIZE_MAX on out of memory (ids unchanged then). */
+size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n);
+/* Loading (tokenizer.json's vocab and merges without a Python loop per entry).  A record list
+   is the UTF-8 of n records, each followed by the byte sep (the caller checks that no record
+   holds sep).
+   hfb_vocab_lengths: tokens[i] has id ids[i]; writes tok_len[id] (the byte length of the
+   token's raw bytes when every character is a byte-level character, byte_of[cp] for cp <
+   n_byte_of, else of its UTF-8) and, if whole is not NULL, inserts raw bytes -> id into it
+   (byte-level tokens only).  Returns 0, or -1 on out of memory. */
+int hfb_vocab_lengths(const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                      const int16_t *byte_of, size_t n_byte_of, uint32_t *tok_len, void *whole);
+/* hfb_merge_ids: the ids of merges given as records "a b" (pairs 0: exactly one space) or as
+   two records a, b each (pairs 1), against the vocabulary records tokens/ids; the merged
+   token is a + b without its first prefix_chars characters.  Writes a_ids, b_ids, new_ids.
+   Returns 0, -1 on out of memory, or -(2 + i) for the first merge i that is malformed or
+   names a token outside the vocabulary. */
+int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, const uint8_t *merges,
+                      size_t nmerges, uint8_t sep, int pairs, size_t prefix_chars,
+                      uint32_t *a_ids, uint32_t *b_ids, uint32_t *new_ids);
+hfb_cache *hfb_cache_new(void);
+void hfb_cache_free(hfb_cache *c);
+#define HFB_SLOW -2
+#define HFB_NOMEM -1
+/* Pre-tokenizer stages: stage k splits every piece with dfas[k] under behaviors[k]
+   (0 Removed, 1 Isolated, 2 MergedWithPrevious, 3 MergedWithNext, 4 Contiguous; +8: invert).
+   skip: let a stage whose scanner starts no match at most characters jump over runs of such
+   characters instead of scanning them (the same matches; 0 scans every byte, for tests).
+   The stages keep the dfa pointers: the caller keeps the scanners alive.  NULL on out of
+   memory. */
+typedef struct hfb_stages hfb_stages;
+hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behaviors, size_t n,
+                           int skip);
+void hfb_stages_free(hfb_stages *st);
+/* How many stages jump over characters that start no match (diagnostics, tests). */
+size_t hfb_stages_skipping(const hfb_stages *st);
+/* Encodes text data[0:n] (valid UTF-8): the stages (st may be NULL: no stage), then byte-mode
+   BPE of every piece.  Writes the ids to ids[] (room for n) and, if starts is not NULL, each
+   token's code-point offsets [starts[i], ends[i]) in the text (a token that covers part of a
+   character covers all of it).  Returns the number of ids, HFB_SLOW or HFB_NOMEM. */
+int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
+                   size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
+/* hfb_encode of ntexts texts data[offsets[i]:offsets[i+1]]; text i's ids go to
+   ids[offsets[i]...] and their count to counts[i] (HFB_SLOW for a text the caller must
+   encode itself).  Returns 0 or HFB_NOMEM. */
+int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *st,
+                         const uint8_t *data, const uint64_t *offsets, size_t ntexts,
+                         uint32_t *ids, int64_t *counts);
+/* Only the stages: the pieces of data[0:n] as byte offsets (room for n each).  Returns the
+   number of pieces or HFB_NOMEM. */
+int64_t hfb_pretokenize(const hfb_stages *st, const uint8_t *data, size_t n, uint32_t *starts,
+                        uint32_t *ends);
+/* cdef:end */
+#endif

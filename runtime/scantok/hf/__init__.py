@@ -1,0 +1,11 @@
+"""HuggingFace ``tokenizers``-compatible front-ends, one module per component kind.
+
+``normalizers`` (with alignments), ``pre_tokenizers`` and ``patterns`` (their piece finders),
+``models`` (WordLevel), ``trainers`` (WordLevel training), ``unicode_tables`` (HF's character
+tables), ``native`` (the optional C paths), ``errors``.
+"""
+from .errors import HFError, UnsupportedComponentError, WordLevelError
+from .models import WordLevel
+from .trainers import train_wordlevel
+
+__all__ = ["HFError", "UnsupportedComponentError", "WordLevelError", "WordLevel", "train_wordlevel"]

@@ -1,0 +1,142 @@
+"""Added tokens of a tokenizer.json (HF's AddedVocabulary): their options, and splitting a
+text around them.
+
+Non-normalized tokens are found in the original text, normalized ones in the normalized
+pieces (their pattern is their normalized content); the match is leftmost-longest, as
+tokenizers' Aho-Corasick automaton; ``single_word`` discards a match inside a word,
+``lstrip``/``rstrip`` take the whitespace beside it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping, Sequence
+
+from .errors import HFError
+
+_OPTIONS = ("single_word", "lstrip", "rstrip", "normalized", "special")
+_WORD = re.compile(r"\w")
+_TRAILING_WS = re.compile(r"\s*\Z")
+_LEADING_WS = re.compile(r"\s*")
+
+
+class AddedToken:
+    __slots__ = ("id", "content") + _OPTIONS
+
+    def __init__(self, obj: Any, where: str):
+        if not isinstance(obj, Mapping):
+            raise HFError(f"{where}: expected an object")
+        content, idx = obj.get("content"), obj.get("id")
+        if not isinstance(content, str) or not content:
+            raise HFError(f"{where}: 'content' must be a non-empty string")
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 2**32 - 1:
+            raise HFError(f"{where}: 'id' must be a non-negative integer")
+        self.id, self.content = idx, content
+        for opt in _OPTIONS:
+            v = obj.get(opt, False)
+            if not isinstance(v, bool):
+                raise HFError(f"{where}: '{opt}' must be a boolean")
+            setattr(self, opt, v)
+
+
+def _trie_regex(words: Sequence[str]) -> re.Pattern | None:
+    """A regex finding the leftmost-longest occurrence of any of ``words``: a trie, each node
+    trying its continuations before ending, so the first match at a position is the longest
+    (the words matching at one position lie on one path of the trie)."""
+    if not words:
+        return None
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def build(node: dict) -> str:
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(build(trie))
+
+
+class AddedVocabulary:
+    """The added tokens and the two matchers (original text, normalized text)."""
+
+    def __init__(self, tokens: Sequence[Any], normalize: Callable[[str], str] | None):
+        self.tokens = [AddedToken(t, f"added_tokens[{i}]") for i, t in enumerate(tokens)]
+        for t in self.tokens:  # a normalized token is known by its normalized content (as HF)
+            if t.normalized and normalize is not None:
+                t.content = normalize(t.content) or t.content
+        self.by_content = {t.content: t for t in self.tokens}
+        self.by_id = {t.id: t for t in self.tokens}
+        self.special_ids = {t.id for t in self.tokens if t.special}
+        raw = {t.content: t for t in self.tokens if not t.normalized}
+        norm: dict[str, AddedToken] = {}
+        for t in self.tokens:
+            if t.normalized:
+                norm.setdefault(t.content, t)
+        self._raw, self._norm = raw, norm
+        # the first characters of all tokens, when few (a substring test is much faster than
+        # the trie regex, and most texts hold none of them)
+        firsts = {c[0] for c in raw} | {c[0] for c in norm}
+        self._firsts = firsts if len(firsts) <= 4 else None
+        contents = list(raw) + list(norm)
+        self._first_two = None if any(len(c) < 2 for c in contents) else {c[:2] for c in contents}
+        self._raw_re = _trie_regex(list(raw))
+        self._norm_re = _trie_regex(list(norm))
+
+    def __bool__(self) -> bool:
+        return bool(self.tokens)
+
+    @property
+    def has_normalized(self) -> bool:
+        return self._norm_re is not None
+
+    def matches(self, text: str) -> bool:
+        """True if some added token occurs in text as it is (split would cut it there when
+        there is no normalizer)."""
+        firsts = self._firsts
+        if firsts is not None and not self._maybe(text, firsts):
+            return False
+        return any(rx is not None and rx.search(text) is not None for rx in (self._raw_re, self._norm_re))
+
+    def _maybe(self, text: str, firsts) -> bool:
+        """False if no token's first two characters occur in text."""
+        two = self._first_two
+        for c in firsts:
+            i = text.find(c)
+            while i >= 0:
+                if two is None or text[i:i + 2] in two:
+                    return True
+                i = text.find(c, i + 1)
+        return False
+
+    def split(self, text: str, normalized: bool) -> list[tuple[int, int, AddedToken | None]]:
+        """(start, end, token or None) covering text, as AddedVocabulary::find_matches."""
+        rx = self._norm_re if normalized else self._raw_re
+        table = self._norm if normalized else self._raw
+        out: list[tuple[int, int, AddedToken | None]] = []
+        if rx is None:
+            return [(0, len(text), None)] if text else []
+        pos = 0
+        for m in rx.finditer(text):
+            start, stop = m.span()
+            tok = table[m.group()]
+            if tok.single_word:
+                if start > 0 and _WORD.match(text[start - 1]):
+                    continue
+                if stop < len(text) and _WORD.match(text[stop]):
+                    continue
+            if tok.lstrip:
+                start = max(_TRAILING_WS.search(text, 0, start).start(), pos)
+            if tok.rstrip:
+                stop = _LEADING_WS.match(text, stop).end()
+            if pos < start:
+                out.append((pos, start, None))
+            out.append((start, stop, tok))
+            pos = stop
+        if pos < len(text):
+            out.append((pos, len(text), None))
+        return out

@@ -1,0 +1,307 @@
+"""The BPE and WordLevel models of scantok.Tokenizer (tokenizer.json ``model``).
+
+BPE merges by MERGE RANK as tokenizers does: a pair of ids (a, b) has the rank of its line in
+``merges`` and the id of ``a + b``; the lowest rank is merged first, the leftmost on ties.
+The merge loop, the pair table and a per-thread piece cache are C (csrc/hf_bpe.c).  Byte mode
+(ByteLevel pre-tokenizer, no subword prefix/suffix): a piece is raw UTF-8 bytes whose symbols
+are the 256 byte characters' ids, merged without the GIL; otherwise (char mode) the initial
+symbols are built here, with ``byte_fallback``, ``unk_token`` and ``fuse_unk``, then merged
+in C.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+from .errors import HFError, UnsupportedComponentError, WordLevelError
+from .native import _native
+from .pre_tokenizers import BYTE_CHARS, CHAR_BYTES
+
+
+def _check_vocab(vocab: Any, where: str) -> dict[str, int]:
+    if not isinstance(vocab, Mapping):
+        raise HFError(f"{where}.vocab must be an object")
+    values = vocab.values()
+    if not values or (set(map(type, values)) == {int} and min(values) >= 0 and max(values) < 2**31):
+        return dict(vocab)
+    for tok, idx in vocab.items():
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 2**31:
+            raise HFError(f"{where}.vocab: id of {tok!r} must be an integer in [0, 2**31), got {idx!r}")
+    return dict(vocab)
+
+
+def _byte_of():
+    import numpy as np
+
+    out = np.full(max(map(ord, BYTE_CHARS)) + 1, -1, dtype=np.int16)
+    for b, c in enumerate(BYTE_CHARS):
+        out[ord(c)] = b
+    return out
+
+
+_BYTE_OF = _byte_of()
+
+
+def _records(strings, seps: str = "\0\n") -> tuple[bytes, int] | None:
+    """The strings as one UTF-8 record list (each followed by a separator byte none of them
+    holds: the first of seps that works), or None."""
+    for sep in seps:
+        joined = sep.join(strings)
+        if joined.count(sep) == max(len(strings) - 1, 0):
+            return (joined + sep).encode("utf-8", "surrogatepass"), ord(sep)
+    return None
+
+
+def _merge_ids_c(vocab: dict[str, int], merges: list, plen: int):
+    """(a, b, merged) id arrays of the merges by one C call, or None (malformed: the caller
+    finds the precise error)."""
+    import numpy as np
+
+    nat = _native()
+    if nat is None:
+        return None
+    if not merges:
+        return (np.empty(0, dtype=np.uint32),) * 3
+    ffi, lib = nat
+    first = type(merges[0])
+    if first is str and all(type(m) is str for m in merges):
+        pairs, flat = 0, merges
+    elif first is list and all(type(m) is list and len(m) == 2 for m in merges):
+        pairs, flat = 1, [x for m in merges for x in m]
+        if not all(type(x) is str for x in flat):
+            return None
+    else:
+        return None
+    rec_v = _records(vocab)
+    rec_m = _records(flat, chr(rec_v[1])) if rec_v is not None else None
+    if rec_m is None:
+        return None
+    ids = np.fromiter(vocab.values(), dtype=np.uint32, count=len(vocab))
+    out = np.empty((3, len(merges)), dtype=np.uint32)
+    p = ffi.cast("uint32_t *", out.ctypes.data)
+    rc = lib.hfb_merge_ids(rec_v[0], len(vocab), ffi.cast("uint32_t *", ids.ctypes.data), rec_m[0], len(merges),
+                           rec_v[1], pairs, plen, p, p + len(merges), p + 2 * len(merges))
+    if rc == -1:
+        raise MemoryError
+    if rc < 0:
+        return None
+    return out[0], out[1], out[2]
+
+
+class WordLevelModel:
+    """A piece is one token: its id, or the unk token's."""
+
+    byte_mode = False
+
+    def __init__(self, spec: Mapping, where: str = "model"):
+        self.vocab = _check_vocab(spec.get("vocab"), where)
+        self.unk_token = spec.get("unk_token", "<unk>")
+        if not isinstance(self.unk_token, str):
+            raise HFError(f"{where}.unk_token must be a string")
+        self.inv = {i: t for t, i in self.vocab.items()}
+
+    def tokenize(self, text: str) -> list[tuple[int, int, int]]:
+        i = self.vocab.get(text)
+        if i is None:
+            i = self.vocab.get(self.unk_token)
+            if i is None:
+                raise WordLevelError(f"WordLevel error: Missing {self.unk_token} token from the vocabulary")
+        return [(i, 0, len(text))]
+
+
+class BPEModel:
+    """tokenizers' BPE model (``dropout`` null only)."""
+
+    def __init__(self, spec: Mapping, where: str = "model"):
+        self.vocab = _check_vocab(spec.get("vocab"), where)
+        self.inv = {i: t for t, i in self.vocab.items()}
+        for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
+            v = spec.get(key)
+            if v is not None and not isinstance(v, str):
+                raise HFError(f"{where}.{key} must be a string or null")
+        self.unk_token = spec.get("unk_token")
+        self.prefix = spec.get("continuing_subword_prefix") or None
+        self.suffix = spec.get("end_of_word_suffix") or None
+        self.fuse_unk = bool(spec.get("fuse_unk", False))
+        self.byte_fallback = bool(spec.get("byte_fallback", False))
+        self.ignore_merges = bool(spec.get("ignore_merges", False))
+        dropout = spec.get("dropout")
+        if dropout not in (None, 0, 0.0):
+            raise UnsupportedComponentError(f"{where}: BPE dropout={dropout!r} is not supported (only null)")
+        merges = spec.get("merges")
+        if not isinstance(merges, list):
+            raise HFError(f"{where}.merges must be a list")
+        plen = len(self.prefix) if self.prefix else 0
+        self._unk_id = None
+        if self.unk_token is not None:
+            self._unk_id = self.vocab.get(self.unk_token)
+        self._local = threading.local()
+        self._chars_cache: dict[str, list] = {}
+        ids = _merge_ids_c(self.vocab, merges, plen)
+        if ids is None:
+            ids = self._merge_ids_py(merges, plen, where)
+        self._build_native(*ids)
+
+    def _merge_ids_py(self, merges: list, plen: int, where: str):
+        """The (a, b, merged) ids of every merge, checked one by one (the precise error)."""
+        a_ids, b_ids, n_ids = [], [], []
+        for i, m in enumerate(merges):
+            if isinstance(m, str):
+                parts = m.split(" ")
+                if len(parts) != 2:
+                    raise HFError(f"{where}.merges[{i}]: expected 'a b', got {m!r}")
+                a, b = parts
+            elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
+                a, b = m
+            else:
+                raise HFError(f"{where}.merges[{i}]: expected 'a b' or [a, b], got {m!r}")
+            new = a + b[plen:]
+            for t in (a, b, new):
+                if t not in self.vocab:
+                    raise HFError(f"{where}.merges[{i}]: token {t!r} is not in the vocabulary")
+            a_ids.append(self.vocab[a])
+            b_ids.append(self.vocab[b])
+            n_ids.append(self.vocab[new])
+        return a_ids, b_ids, n_ids
+
+    # -- C model --
+    def _build_native(self, a_ids, b_ids, n_ids) -> None:
+        nat = _native()
+        if nat is None or not hasattr(nat[1], "hfb_new"):
+            raise HFError("scantok._native is not built with hf_bpe (reinstall scantok)")
+        import numpy as np
+
+        ffi, lib = nat
+        self._ffi, self._lib = ffi, lib
+        n_id_max = (max(self.vocab.values()) + 1) if self.vocab else 1
+        model = lib.hfb_new(n_id_max, len(a_ids))
+        if model == ffi.NULL:
+            raise MemoryError
+        self._model = ffi.gc(model, lib.hfb_free)
+        arrs = [np.ascontiguousarray(x, dtype=np.uint32) for x in (a_ids, b_ids, n_ids)]
+        if lib.hfb_add_merges(self._model, *(ffi.cast("uint32_t *", x.ctypes.data) for x in arrs), len(a_ids)) < 0:
+            raise MemoryError
+        # byte mode: every byte's character is a token and no prefix/suffix changes the symbols
+        byte_ids = np.array([self.vocab.get(c, -1) for c in BYTE_CHARS], dtype=np.int32)
+        self.byte_mode = self.prefix is None and self.suffix is None
+        tok_len = np.zeros(n_id_max, dtype=np.uint32)
+        whole = None
+        if self.ignore_merges:
+            whole = ffi.gc(lib.vt_new(len(self.vocab)), lib.vt_free)
+        rec = _records(self.vocab)
+        if rec is not None:
+            blob, sep = rec
+            ids = np.fromiter(self.vocab.values(), dtype=np.uint32, count=len(self.vocab))
+            if lib.hfb_vocab_lengths(blob, len(self.vocab), sep, ffi.cast("uint32_t *", ids.ctypes.data),
+                                     ffi.cast("int16_t *", _BYTE_OF.ctypes.data), len(_BYTE_OF),
+                                     ffi.cast("uint32_t *", tok_len.ctypes.data),
+                                     whole if whole is not None else ffi.NULL) < 0:
+                raise MemoryError
+        else:
+            for tok, idx in self.vocab.items():
+                try:
+                    raw = bytes(CHAR_BYTES[c] for c in tok)
+                except KeyError:
+                    tok_len[idx] = len(tok.encode("utf-8", "surrogatepass"))
+                    continue
+                tok_len[idx] = len(raw)
+                if whole is not None and lib.vt_insert(whole, raw, len(raw), idx) < 0:
+                    raise MemoryError
+        self._keep = (byte_ids, tok_len, whole)
+        lib.hfb_set_bytes(self._model, ffi.cast("int32_t *", byte_ids.ctypes.data),
+                          ffi.cast("uint32_t *", tok_len.ctypes.data), whole if whole is not None else ffi.NULL)
+
+    def cache(self):
+        """This thread's piece cache (C)."""
+        c = getattr(self._local, "cache", None)
+        if c is None:
+            c = self._ffi.gc(self._lib.hfb_cache_new(), self._lib.hfb_cache_free)
+            if c == self._ffi.NULL:
+                raise MemoryError
+            self._local.cache = c
+        return c
+
+    # -- char mode --
+    def tokenize(self, text: str) -> list[tuple[int, int, int]]:
+        """(id, start, end) of the tokens of one piece; offsets are str indices in ``text``."""
+        hit = self._chars_cache.get(text)
+        if hit is not None:
+            return hit
+        out = self._tokenize_chars(text)
+        if len(self._chars_cache) < 100_000:
+            self._chars_cache[text] = out
+        return out
+
+    def _tokenize_chars(self, text: str) -> list[tuple[int, int, int]]:
+        if not text:
+            return []
+        if self.ignore_merges:
+            i = self.vocab.get(text)
+            if i is not None:
+                return [(i, 0, len(text))]
+        vocab, n = self.vocab, len(text)
+        ids: list[int] = []
+        lens: list[int] = []  # in UTF-8 bytes of text, as tokenizers counts them
+        unk: list[int] | None = None
+        for k, ch in enumerate(text):
+            s = ch
+            if k and self.prefix:
+                s = self.prefix + s
+            if k == n - 1 and self.suffix:
+                s = s + self.suffix
+            blen = len(ch.encode("utf-8", "surrogatepass"))
+            idx = vocab.get(s)
+            if idx is not None:
+                if unk is not None:
+                    ids.append(unk[0])
+                    lens.append(unk[1])
+                    unk = None
+                ids.append(idx)
+                lens.append(blen)
+                continue
+            if self.byte_fallback:
+                fb = [vocab.get(f"<0x{b:02X}>") for b in s.encode("utf-8", "surrogatepass")]
+                if all(x is not None for x in fb):
+                    ids.extend(fb)  # type: ignore[arg-type]
+                    lens.extend([1] * len(fb))
+                    continue
+            if self.unk_token is not None:
+                if self._unk_id is None:
+                    raise HFError(f"Unk token `{self.unk_token}` not found in the vocabulary")
+                if unk is not None and self.fuse_unk:
+                    unk[1] += blen
+                else:
+                    if unk is not None:
+                        ids.append(unk[0])
+                        lens.append(unk[1])
+                    unk = [self._unk_id, blen]
+        if unk is not None:
+            ids.append(unk[0])
+            lens.append(unk[1])
+        ids, lens = self.merge(ids, lens)
+        # byte offsets -> str indices of text (a token may end inside a char: it covers it)
+        char_of: list[int] = []
+        for k, ch in enumerate(text):
+            char_of.extend([k] * len(ch.encode("utf-8", "surrogatepass")))
+        total = len(char_of)
+        out = []
+        pos = 0
+        for i, ln in zip(ids, lens):
+            a, b = pos, pos + ln
+            pos = b
+            start = char_of[a] if a < total else n
+            end = char_of[b - 1] + 1 if 0 < b <= total else (n if b > total else 0)
+            out.append((i, start, end))
+        return out
+
+    def merge(self, ids: list[int], lens: list[int]) -> tuple[list[int], list[int]]:
+        if len(ids) < 2:
+            return ids, lens
+        ffi, lib = self._ffi, self._lib
+        cids = ffi.new("uint32_t[]", ids)
+        clens = ffi.new("uint32_t[]", lens)
+        k = lib.hfb_merge(self._model, cids, clens, len(ids))
+        if k == 2**64 - 1 or k > len(ids):
+            raise MemoryError
+        return list(cids[0:k]), list(clens[0:k])
+

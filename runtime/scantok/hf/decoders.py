@@ -1,0 +1,155 @@
+"""HuggingFace decoders: ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, Strip, Replace,
+Sequence — each maps a list of token strings to a list of strings (decode_chain); the
+decoded text is their concatenation."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .errors import HFError, UnsupportedComponentError
+from .pre_tokenizers import CHAR_BYTES
+
+
+def _byte_level(tokens: list[str]) -> list[str]:
+    out = bytearray()
+    for t in tokens:
+        try:
+            out += bytes(CHAR_BYTES[c] for c in t)
+        except KeyError:  # a token outside the byte alphabet is its own UTF-8
+            out += t.encode("utf-8", "surrogatepass")
+    return [out.decode("utf-8", "replace")]
+
+
+def _byte_fallback(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    pending = bytearray()
+
+    def flush():
+        if pending:
+            try:
+                out.append(pending.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.extend("\ufffd" * len(pending))
+            pending.clear()
+
+    for t in tokens:
+        if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+            try:
+                pending.append(int(t[3:5], 16))
+                continue
+            except ValueError:
+                pass
+        flush()
+        out.append(t)
+    flush()
+    return out
+
+
+_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+            (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def _cleanup(s: str) -> str:
+    for a, b in _CLEANUP:
+        s = s.replace(a, b)
+    return s
+
+
+class Decoder:
+    """``decode(tokens) -> str``; no decoder joins the tokens with spaces (as HF)."""
+
+    def __init__(self, spec: Any, where: str = "decoder"):
+        self.spec = spec
+        self.chain: list = []
+        self._compile(spec, where)
+
+    def _compile(self, spec: Any, where: str) -> None:
+        if spec is None:
+            return
+        if not isinstance(spec, Mapping) or "type" not in spec:
+            raise HFError(f"{where}: expected an object with a 'type'")
+        t = spec["type"]
+        if t == "Sequence":
+            subs = spec.get("decoders")
+            if not isinstance(subs, list):
+                raise HFError(f"{where}: Sequence needs a 'decoders' list")
+            for i, sub in enumerate(subs):
+                self._compile(sub, f"{where}.decoders[{i}]")
+        elif t == "ByteLevel":
+            self.chain.append(_byte_level)
+        elif t == "ByteFallback":
+            self.chain.append(_byte_fallback)
+        elif t == "Fuse":
+            self.chain.append(lambda toks: ["".join(toks)])
+        elif t == "Metaspace":
+            rep = spec.get("replacement", "\u2581")
+            scheme = spec.get("prepend_scheme", "always")
+            if not isinstance(rep, str) or len(rep) != 1:
+                raise HFError(f"{where}: Metaspace replacement must be one character")
+
+            def metaspace(toks, rep=rep, strip=scheme != "never"):
+                out = []
+                for i, t in enumerate(toks):
+                    t = t.replace(rep, " ")
+                    if i == 0 and strip and t.startswith(" "):
+                        t = t[1:]
+                    out.append(t)
+                return out
+
+            self.chain.append(metaspace)
+        elif t == "WordPiece":
+            prefix = spec.get("prefix", "##")
+            cleanup = bool(spec.get("cleanup", True))
+
+            def wordpiece(toks, prefix=prefix, cleanup=cleanup):
+                out = []
+                for i, t in enumerate(toks):
+                    if i:
+                        t = t.replace(prefix, "", 1) if t.startswith(prefix) else " " + t
+                    out.append(_cleanup(t) if cleanup else t)
+                return out
+
+            self.chain.append(wordpiece)
+        elif t == "Strip":
+            content, start, stop = spec.get("content", " "), spec.get("start", 0), spec.get("stop", 0)
+            if not isinstance(content, str) or len(content) != 1 or not isinstance(start, int) or not isinstance(stop, int):
+                raise HFError(f"{where}: Strip needs a one-character 'content' and integer 'start'/'stop'")
+
+            def strip(toks, c=content, start=start, stop=stop):
+                out = []
+                for t in toks:
+                    a = 0
+                    while a < min(start, len(t)) and t[a] == c:
+                        a += 1
+                    b = len(t)
+                    while len(t) - b < stop and b > a and t[b - 1] == c:
+                        b -= 1
+                    out.append(t[a:b])
+                return out
+
+            self.chain.append(strip)
+        elif t == "Replace":
+            from .normalizers import _NS, _pattern_matcher, _replace
+
+            matcher = _pattern_matcher(spec.get("pattern"), where)
+            content = spec.get("content")
+            if not isinstance(content, str):
+                raise HFError(f"{where}: Replace needs a string 'content'")
+
+            def replace(toks, m=matcher, c=content):
+                out = []
+                for t in toks:
+                    ns = _NS(t, track=False)
+                    _replace(ns, m, c)
+                    out.append(ns.text)
+                return out
+
+            self.chain.append(replace)
+        else:
+            raise UnsupportedComponentError(f"{where}: unsupported decoder type {t!r}")
+
+    def decode(self, tokens: list[str]) -> str:
+        if self.spec is None:
+            return " ".join(tokens)
+        for step in self.chain:
+            tokens = step(tokens)
+        return "".join(tokens)

@@ -1,0 +1,399 @@
+"""HuggingFace normalizers with their alignments: a normalized string (`_NS`) keeps, per
+char, the range of the original text it comes from, so offsets map back exactly as HF's."""
+from __future__ import annotations
+
+import unicodedata
+from typing import Any, Mapping
+
+from .errors import UnsupportedComponentError, WordLevelError
+from .unicode_tables import (_BERT_REMOVED, _CJK_RANGES, _FREEZE_NFC, _FREEZE_NFD, _FREEZE_NFKC,
+                             _FREEZE_NFKD, _HF_MN, _LOWER_TABLE, _WS, _class)
+
+class _NS:
+    """A normalized string: ``text`` and, per char, the (start, end) range of the original it
+    comes from (``align``), or ``None`` when normalized == original char by char."""
+
+    __slots__ = ("text", "align", "track")
+
+    def __init__(self, text: str, track: bool = True):
+        self.text = text
+        self.align: list[tuple[int, int]] | None = None
+        self.track = track  # False: only the text is wanted (encode without offsets, training)
+
+    def materialize(self) -> list[tuple[int, int]]:
+        if self.align is None:
+            n = len(self.text)
+            self.align = list(zip(range(n), range(1, n + 1)))
+        return self.align
+
+    def orig_range(self, a: int, b: int) -> tuple[int, int]:
+        if self.align is None:
+            return a, b
+        return self.align[a][0], self.align[b - 1][1]
+
+    def same_length_map(self, new_text: str) -> None:
+        self.text = new_text  # every char replaced by one char (change 0): alignments unchanged
+
+    def filter_out(self, rx) -> None:
+        """Removes every character matched by the one-character regex ``rx`` (HF's filter: the
+        kept characters keep their alignments)."""
+        text = self.text
+        if rx.search(text) is None:
+            return
+        if not self.track:
+            self.text = rx.sub("", text)
+            return
+        align = self.materialize()
+        kept_text: list[str] = []
+        kept_align: list[tuple[int, int]] = []
+        pos = 0
+        for m in rx.finditer(text):
+            a = m.start()
+            kept_text.append(text[pos:a])
+            kept_align.extend(align[pos:a])
+            pos = a + 1
+        kept_text.append(text[pos:])
+        kept_align.extend(align[pos:])
+        self.text = "".join(kept_text)
+        self.align = kept_align
+
+    def transform_regions(self, regions: list[tuple[int, int, list[tuple[str, int]]]]) -> None:
+        """Applies HF's transform to disjoint, sorted regions [a, b) of the current text, each
+        replaced by (char, change) pairs (change 0: replaces, 1: inserted, -n: replaces and
+        removes n following chars).  Chars outside regions are unchanged."""
+        if not regions:
+            return
+        text = self.text
+        if not self.track:
+            parts: list[str] = []
+            pos = 0
+            for a, b, dest in regions:
+                parts.append(text[pos:a])
+                parts.extend(ch for ch, _ in dest)
+                pos = b
+            parts.append(text[pos:])
+            self.text = "".join(parts)
+            return
+        old = self.materialize()
+        new_text: list[str] = []
+        new_align: list[tuple[int, int]] = []
+        pos = 0
+        for a, b, dest in regions:
+            new_text.append(text[pos:a])
+            new_align.extend(old[pos:a])
+            off = a
+            for ch, change in dest:
+                if change > 0:
+                    al = old[off - 1] if off >= 1 else (0, 0)
+                else:
+                    al = old[off]
+                    off += 1 - change
+                new_text.append(ch)
+                new_align.append(al)
+            pos = b
+        new_text.append(text[pos:])
+        new_align.extend(old[pos:])
+        self.text = "".join(new_text)
+        self.align = new_align
+
+
+# -- Lowercase: Rust's char::to_lowercase, per char (no final-sigma rule) --
+# _LOWER_TABLE holds every non-ASCII mapping of tokenizers 0.23.3 (Unicode 17), measured, so the
+# result does not depend on the Python version's Unicode tables.
+_LOWER_MAP: dict[int, str] | None = None
+
+
+def _lower_map() -> dict[int, str]:
+    global _LOWER_MAP
+    if _LOWER_MAP is None:
+        m = {c: chr(c + 32) for c in range(0x41, 0x5B)}
+        m.update(_LOWER_TABLE)
+        _LOWER_MAP = m
+    return _LOWER_MAP
+
+
+def _lower_char(c: str) -> str:
+    if c < "\x80":
+        return c.lower()
+    return _LOWER_TABLE.get(ord(c), c)
+
+
+def _lowercase(ns: _NS) -> None:
+    t = ns.text
+    if t.isascii():
+        ns.same_length_map(t.lower())
+        return
+    low = t.translate(_lower_map())
+    if len(low) == len(t):
+        ns.same_length_map(low)
+        return
+    if not ns.track:
+        ns.text = low
+        return
+    regions = []
+    for i, c in enumerate(t):
+        lc = _lower_char(c)
+        if lc != c:
+            regions.append((i, i + 1, [(x, 1 if k else 0) for k, x in enumerate(lc)]))
+    ns.transform_regions(regions)
+
+
+# -- Unicode normalization forms, with unicode-normalization-alignments' changes --
+def _freeze(form: str) -> frozenset[int]:
+    return {"NFD": _FREEZE_NFD, "NFKD": _FREEZE_NFKD, "NFC": _FREEZE_NFC, "NFKC": _FREEZE_NFKC}[form]
+
+
+_COMPOSE_CACHE: dict[tuple[str, str], str | None] = {}
+
+
+def _compose_pair(a: str, b: str) -> str | None:
+    key = (a, b)
+    r = _COMPOSE_CACHE.get(key, 0)
+    if r == 0:
+        x = unicodedata.normalize("NFC", a + b)
+        r = x if len(x) == 1 else None
+        _COMPOSE_CACHE[key] = r
+    return r  # type: ignore[return-value]
+
+
+def _nf_chunk(chunk: str, form: str, frozen: frozenset[int]) -> list[tuple[str, int]]:
+    """(char, change) pairs for one chunk, as unicode-normalization-alignments produces them:
+    per original char its decomposition (first 0, the rest +1), canonical reordering carrying
+    the changes, then (for C/KC) composition, a composite absorbing the other's consumption."""
+    decomp_form = "NFD" if form in ("NFD", "NFC") else "NFKD"
+    items: list[list] = []  # [char, consumed-original-count, ccc]
+    for c in chunk:
+        if ord(c) in frozen:
+            items.append([c, 1, 0])
+            continue
+        d = unicodedata.normalize(decomp_form, c)
+        for k, x in enumerate(d):
+            items.append([x, 0 if k else 1, unicodedata.combining(x)])
+    # canonical ordering: stable sort of each run of non-starters by ccc
+    i = 0
+    n = len(items)
+    while i < n:
+        if items[i][2] == 0:
+            i += 1
+            continue
+        j = i
+        while j < n and items[j][2] != 0:
+            j += 1
+        if j - i > 1:
+            items[i:j] = sorted(items[i:j], key=lambda it: it[2])
+        i = j
+    if form in ("NFC", "NFKC") and items:
+        out: list[list] = [items[0]]
+        starter = 0 if items[0][2] == 0 else None
+        last_cc = 0 if items[0][2] == 0 else 256
+        for it in items[1:]:
+            cc = it[2]
+            if starter is not None and (last_cc < cc or last_cc == 0):
+                comp = _compose_pair(out[starter][0], it[0])
+                if comp is not None and ord(out[starter][0]) not in frozen and ord(it[0]) not in frozen:
+                    out[starter] = [comp, out[starter][1] + it[1], 0]
+                    continue
+            if cc == 0:
+                starter = len(out)
+            last_cc = cc
+            out.append(it)
+        items = out
+    return [(c, 1 - cons) for c, cons, _ in items]
+
+
+def _unicode_nf(ns: _NS, form: str) -> None:
+    t = ns.text
+    if t.isascii():
+        return
+    frozen = _freeze(form)
+    has_frozen = bool(frozen) and not frozen.isdisjoint(map(ord, t))
+    if not has_frozen and unicodedata.is_normalized(form, t):
+        return
+    import regex
+
+    if not ns.track:  # text only: normalize the stretches between characters HF leaves alone
+        if not has_frozen:
+            ns.text = unicodedata.normalize(form, t)
+        else:
+            fz = "".join(f"\\U{c:08X}" for c in sorted(frozen))
+            ns.text = "".join(p if i % 2 else unicodedata.normalize(form, p)
+                              for i, p in enumerate(regex.split(f"([{fz}])", t)))
+        return
+
+    regions = []
+    for m in regex.finditer(r"[\x00-\x7f]?[^\x00-\x7f]+", t):
+        a, b = m.span()
+        chunk = t[a:b]
+        if not frozen.intersection(map(ord, chunk)) and unicodedata.is_normalized(form, chunk):
+            continue
+        regions.append((a, b, _nf_chunk(chunk, form, frozen)))
+    ns.transform_regions(regions)
+
+
+def _strip(ns: _NS, left: bool, right: bool) -> None:
+    t = ns.text
+    n = len(t)
+    i = 0
+    if left:
+        while i < n and ord(t[i]) in _WS:
+            i += 1
+    j = n
+    if right:
+        while j > i and ord(t[j - 1]) in _WS:
+            j -= 1
+    if i == 0 and j == n:
+        return
+    if (ns.align is None and i == 0) or not ns.track:
+        ns.text = t[i:j]
+        return
+    align = ns.materialize()
+    ns.text = t[i:j]
+    ns.align = align[i:j]
+
+
+_CHAR_RE: dict = {}
+
+
+def _char_re(kind: str):
+    """A one-character `regex` for a measured table (compiled on first use)."""
+    rx = _CHAR_RE.get(kind)
+    if rx is None:
+        import regex
+
+        cps = {"bert_removed": _BERT_REMOVED, "mn": _HF_MN,
+               "cjk": [c for lo, hi in _CJK_RANGES for c in (lo, hi)]}[kind]
+        if kind == "cjk":
+            body = "".join(f"\\U{lo:08X}-\\U{hi:08X}" for lo, hi in _CJK_RANGES)
+        else:
+            body = _class(cps)
+        rx = _CHAR_RE[kind] = regex.compile(f"[{body}]")
+    return rx
+
+
+_BERT_WS_MAP = None
+
+
+def _bert(ns: _NS, clean_text: bool, chinese: bool, strip_accents: bool | None, lowercase: bool) -> None:
+    global _BERT_WS_MAP
+    if clean_text:
+        ns.filter_out(_char_re("bert_removed"))
+        if _BERT_WS_MAP is None:
+            _BERT_WS_MAP = {cp: " " for cp in _WS | {9, 10, 13}}
+        ns.same_length_map(ns.text.translate(_BERT_WS_MAP))
+    if chinese:
+        t = ns.text
+        if not t.isascii():
+            regions = [(m.start(), m.end(), [(" ", 0), (m.group(), 1), (" ", 1)])
+                       for m in _char_re("cjk").finditer(t)]
+            ns.transform_regions(regions)
+    if strip_accents if strip_accents is not None else lowercase:
+        _unicode_nf(ns, "NFD")
+        ns.filter_out(_char_re("mn"))
+    if lowercase:
+        _lowercase(ns)
+
+
+def _norm_steps(spec: Any, where: str = "normalizer", extended: bool = False) -> list:
+    """Compiles a HF normalizer JSON object into a list of callables on _NS (``extended``:
+    also Replace and Prepend, which scantok.Tokenizer supports and WordLevel does not)."""
+    if spec is None:
+        return []
+    if not isinstance(spec, Mapping) or "type" not in spec:
+        raise WordLevelError(f"{where}: expected an object with a 'type', got {spec!r}")
+    t = spec["type"]
+    if t == "Sequence":
+        out = []
+        for i, sub in enumerate(spec.get("normalizers", [])):
+            out.extend(_norm_steps(sub, f"{where}.normalizers[{i}]", extended))
+        return out
+    if t == "Lowercase":
+        return [_lowercase]
+    if t in ("NFC", "NFD", "NFKC", "NFKD"):
+        return [lambda ns, f=t: _unicode_nf(ns, f)]
+    if t == "Strip":
+        left = spec.get("strip_left", True)
+        right = spec.get("strip_right", True)
+        return [lambda ns: _strip(ns, bool(left), bool(right))]
+    if t == "BertNormalizer":
+        args = (
+            bool(spec.get("clean_text", True)),
+            bool(spec.get("handle_chinese_chars", True)),
+            spec.get("strip_accents"),
+            bool(spec.get("lowercase", True)),
+        )
+        return [lambda ns: _bert(ns, *args)]
+    if t == "Replace" and extended:
+        pat = spec.get("pattern")
+        content = spec.get("content")
+        if not isinstance(content, str):
+            raise WordLevelError(f"{where}: Replace needs a string 'content'")
+        return [lambda ns, m=_pattern_matcher(pat, where), c=content: _replace(ns, m, c)]
+    if t == "Prepend" and extended:
+        pre = spec.get("prepend")
+        if not isinstance(pre, str):
+            raise WordLevelError(f"{where}: Prepend needs a string 'prepend'")
+        return [lambda ns, p=pre: _prepend(ns, p)]
+    raise UnsupportedComponentError(f"{where}: unsupported normalizer type {t!r}")
+
+
+def _pattern_matcher(pat: Any, where: str):
+    """The matcher of a HF pattern object: ``{"String": s}`` or ``{"Regex": r}`` (Oniguruma)."""
+    from .patterns import _Matcher, _regex_matcher
+
+    if isinstance(pat, Mapping) and isinstance(pat.get("String"), str):
+        return _Matcher(None, "", literal=pat["String"])
+    if isinstance(pat, Mapping) and isinstance(pat.get("Regex"), str):
+        return _regex_matcher(pat["Regex"])
+    raise WordLevelError(f"{where}: pattern must be {{'String': ...}} or {{'Regex': ...}}")
+
+
+def _replace(ns: _NS, matcher, content: str) -> None:
+    """HF's NormalizedString::replace: each match is removed and ``content`` inserted, every
+    inserted char aligned like the match's last char."""
+    spans = [(a, b) for a, b in matcher.spans(ns.text) if b > a]
+    if not spans:
+        return
+    t = ns.text
+    if not ns.track:
+        parts, pos = [], 0
+        for a, b in spans:
+            parts += (t[pos:a], content)
+            pos = b
+        parts.append(t[pos:])
+        ns.text = "".join(parts)
+        return
+    old = ns.materialize()
+    text, align, pos = [], [], 0
+    for a, b in spans:
+        text += (t[pos:a], content)
+        align += old[pos:a]
+        align += [old[b - 1]] * len(content)
+        pos = b
+    text.append(t[pos:])
+    align += old[pos:]
+    ns.text = "".join(text)
+    ns.align = align
+
+
+def _prepend(ns: _NS, prefix: str) -> None:
+    """HF's NormalizedString::prepend (on a non-empty string): the prefix is aligned like the
+    first char."""
+    if not ns.text or not prefix:
+        return
+    if ns.track:
+        old = ns.materialize()
+        ns.align = [old[0]] * len(prefix) + old
+    ns.text = prefix + ns.text
+
+
+
+_NORM_NAMES = {
+    "lowercase": {"type": "Lowercase"},
+    "nfc": {"type": "NFC"},
+    "nfd": {"type": "NFD"},
+    "nfkc": {"type": "NFKC"},
+    "nfkd": {"type": "NFKD"},
+    "strip": {"type": "Strip", "strip_left": True, "strip_right": True},
+    "bert": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+             "strip_accents": None, "lowercase": True},
+}

@@ -1,0 +1,666 @@
+"""``scantok.Tokenizer``: a HuggingFace ``tokenizers.Tokenizer`` for tokenizer.json files whose
+model is BPE or WordLevel, with the same ids, tokens, offsets and decoding (tokenizers 0.23.3).
+
+Pipeline, as tokenizers runs it: added tokens are split out of the original text; every other
+part is normalized (alignments kept), normalized added tokens are split out, the pre-tokenizer
+cuts the rest into pieces, the model turns each piece into tokens, and the post-processor adds
+special tokens / trims offsets.  Offsets are ``str`` indices into the original text, as the
+Python API of tokenizers gives them.
+
+Fast path: a pre-tokenizer made of splits that run on compiled scanners followed by
+``ByteLevel`` (no prefix space), with a byte-level BPE model, runs as one C call per text
+(stages, merges, offsets) without the GIL.
+"""
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterable, Mapping, Sequence
+
+from .added_tokens import AddedVocabulary
+from .bpe import BPEModel, WordLevelModel
+from .decoders import Decoder
+from .errors import HFError, UnsupportedComponentError
+from .normalizers import _NS, _norm_steps
+from .post_processors import PostProcessor
+from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
+
+__all__ = ["Tokenizer", "Encoding"]
+
+_BEHAVIOR_CODE = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNext": 3, "Contiguous": 4}
+
+
+class Encoding:
+    """The result of :meth:`Tokenizer.encode`, as ``tokenizers.Encoding``: ``ids``, ``tokens``,
+    ``offsets``, ``attention_mask``, ``special_tokens_mask``, ``type_ids`` (lists).
+
+    An encoding made by the C path keeps its C arrays and builds each list on first access
+    (tokenizers' Python ``Encoding`` also converts on access)."""
+
+    __slots__ = ("_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask", "_type_ids",
+                 "_lazy")
+
+    def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids):
+        self._ids = ids
+        self._tokens = tokens
+        self._offsets = offsets
+        self._special_tokens_mask = special_tokens_mask
+        self._type_ids = type_ids
+        self._attention_mask = None
+        self._lazy = None
+
+    @classmethod
+    def _from_arrays(cls, arrays, n: int, wrap, table) -> "Encoding":
+        """ids/starts/ends (numpy uint32, n used) of the model tokens, the post-processor's
+        (prefix, suffix, sequence type id) and the id -> token table."""
+        e = cls.__new__(cls)
+        e._ids = e._tokens = e._offsets = e._attention_mask = e._special_tokens_mask = e._type_ids = None
+        e._lazy = (arrays, n, wrap, table)
+        return e
+
+    def _parts(self):
+        arrays, n, (pre, post, type_id), table = self._lazy
+        return arrays, n, pre, post, type_id, table
+
+    @property
+    def ids(self) -> list[int]:
+        if self._ids is None:
+            from .._pylist import ids_to_list
+
+            arrays, n, pre, post, _, _ = self._parts()
+            lst = ids_to_list(arrays[0].ctypes.data, n)
+            self._ids = [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
+        return self._ids
+
+    @property
+    def tokens(self) -> list[str]:
+        if self._tokens is None:
+            from .._pylist import tokens_to_list
+
+            arrays, n, pre, post, _, table = self._parts()
+            lst = tokens_to_list(arrays[0].ctypes.data, n, table())
+            self._tokens = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
+        return self._tokens
+
+    @property
+    def offsets(self) -> list[tuple[int, int]]:
+        if self._offsets is None:
+            from .._pylist import spans_to_list
+
+            arrays, n, pre, post, _, _ = self._parts()
+            lst = spans_to_list(arrays[1].ctypes.data, arrays[2].ctypes.data, n, 0)
+            self._offsets = [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
+        return self._offsets
+
+    @property
+    def special_tokens_mask(self) -> list[int]:
+        if self._special_tokens_mask is None:
+            _, n, pre, post, _, _ = self._parts()
+            self._special_tokens_mask = [1] * len(pre) + [0] * n + [1] * len(post)
+        return self._special_tokens_mask
+
+    @property
+    def type_ids(self) -> list[int]:
+        if self._type_ids is None:
+            _, n, pre, post, type_id, _ = self._parts()
+            self._type_ids = [t[2] for t in pre] + [type_id] * n + [t[2] for t in post]
+        return self._type_ids
+
+    @property
+    def attention_mask(self) -> list[int]:
+        if self._attention_mask is None:
+            self._attention_mask = [1] * len(self)
+        return self._attention_mask
+
+    def __len__(self) -> int:
+        if self._lazy is not None:
+            _, n, pre, post, _, _ = self._parts()
+            return len(pre) + n + len(post)
+        return len(self._ids)
+
+    def __repr__(self) -> str:
+        return f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask])"
+
+
+class _Piece:
+    """A part of the text being pre-tokenized: its text and, per char, the range of the
+    original text it comes from (``align``), or ``None`` for the identity shifted by ``base``.
+    ``raw_bytes``: a ByteLevel transform is pending (the model reads the UTF-8 directly)."""
+
+    __slots__ = ("text", "align", "base", "raw_bytes")
+
+    def __init__(self, text: str, align, base: int, raw_bytes: bool = False):
+        self.text, self.align, self.base, self.raw_bytes = text, align, base, raw_bytes
+
+    def slice(self, a: int, b: int) -> "_Piece":
+        if self.align is None:
+            return _Piece(self.text[a:b], None, self.base + a, self.raw_bytes)
+        return _Piece(self.text[a:b], self.align[a:b], 0, self.raw_bytes)
+
+    def orig(self, a: int, b: int) -> tuple[int, int]:
+        if self.align is None:
+            return self.base + a, self.base + b
+        return self.align[a][0], self.align[b - 1][1]
+
+    def materialize(self) -> list:
+        if self.align is None:
+            n, base = len(self.text), self.base
+            self.align = [(base + i, base + i + 1) for i in range(n)]
+        return self.align
+
+    def prepend(self, s: str) -> "_Piece":
+        align = self.materialize()
+        return _Piece(s + self.text, [align[0]] * len(s) + align, 0, self.raw_bytes)
+
+    def to_byte_chars(self) -> "_Piece":
+        align = self.materialize()
+        text, al = [], []
+        for ch, a in zip(self.text, align):
+            bs = ch.encode("utf-8", "surrogatepass")
+            text.extend(BYTE_CHARS[b] for b in bs)
+            al.extend([a] * len(bs))
+        return _Piece("".join(text), al, 0)
+
+
+def _split(step: _Step, pieces: list[_Piece]) -> list[_Piece]:
+    out: list[_Piece] = []
+    for p in pieces:
+        spans: list[tuple[int, int]] = []
+        step.split(p.text, 0, spans)
+        out.extend(p.slice(a, b) for a, b in spans)
+    return out
+
+
+def _json_obj(data: str | bytes) -> dict:
+    try:
+        obj = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise HFError(f"not valid JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise HFError("tokenizer.json must hold a JSON object")
+    return obj
+
+
+class Tokenizer:
+    """A HuggingFace tokenizer.json (BPE or WordLevel model) with tokenizers' results.
+
+    >>> import scantok
+    >>> tok = scantok.Tokenizer.from_str(
+    ...     '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},'
+    ...     ' "pre_tokenizer": {"type": "Whitespace"}}')
+    >>> enc = tok.encode("ab ba")
+    >>> enc.ids, enc.tokens, enc.offsets
+    ([2, 1, 0], ['ab', 'b', 'a'], [(0, 2), (3, 4), (4, 5)])
+    >>> tok.decode([2, 1, 0])
+    'ab b a'
+    """
+
+    def __init__(self, obj: Mapping):
+        if not isinstance(obj, Mapping):
+            raise HFError("tokenizer.json must hold a JSON object")
+        for key in ("truncation", "padding"):
+            if obj.get(key) is not None:
+                raise UnsupportedComponentError(f"{key}: {key} is not supported (must be null)")
+        model = obj.get("model")
+        if not isinstance(model, Mapping):
+            raise HFError("missing 'model' object")
+        mtype = model.get("type")
+        if mtype is None and "merges" in model:
+            mtype = "BPE"
+        if mtype == "BPE":
+            self._model: Any = BPEModel(model)
+        elif mtype == "WordLevel":
+            self._model = WordLevelModel(model)
+        else:
+            raise UnsupportedComponentError(f"model: unsupported model type {mtype!r} (BPE or WordLevel)")
+        self._obj = obj
+        self._norm = _norm_steps(obj.get("normalizer"), extended=True)
+        self._ops = pretok_ops(obj.get("pre_tokenizer"))
+        added = obj.get("added_tokens") or []
+        if not isinstance(added, list):
+            raise HFError("added_tokens must be a list")
+        self._added = AddedVocabulary(added, self._normalize_str if self._norm else None)
+        self._post = PostProcessor(obj.get("post_processor"), self.token_to_id)
+        self._decoder = Decoder(obj.get("decoder"))
+        # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
+        self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
+                                 and getattr(self._model, "byte_mode", False))
+        self._setup_fast()
+        self._wrap = self._special_wrap()
+        self._tokens_by_id = None
+        # encode() of a text the C path takes whole: lazy Encoding around the C arrays
+        self._lazy = (self._lazy_wraps() if self._stages is not None and not self._norm and not self._prefix_space
+                      else None)
+
+    # -- loading / saving --
+    @classmethod
+    def from_str(cls, json_str: str | bytes) -> "Tokenizer":
+        """Builds a tokenizer from the JSON text of a tokenizer.json."""
+        return cls(_json_obj(json_str))
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
+        """Loads a tokenizer.json file."""
+        with open(path, "rb") as f:
+            raw = f.read()
+        try:
+            return cls(_json_obj(raw))
+        except HFError as e:
+            raise type(e)(f"{os.fspath(path)}: {e}") from None
+
+    def to_str(self, pretty: bool = False) -> str:
+        """The tokenizer.json text (loads in scantok and in tokenizers)."""
+        return json.dumps(self._obj, ensure_ascii=False, indent=2 if pretty else None)
+
+    def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_str(pretty))
+
+    # -- vocabulary --
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        v = dict(self._model.vocab)
+        if with_added_tokens:
+            for t in self._added.tokens:
+                v[t.content] = t.id
+        return v
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        return len(self.get_vocab(with_added_tokens))
+
+    def token_to_id(self, token: str) -> int | None:
+        t = self._added.by_content.get(token)
+        return t.id if t is not None else self._model.vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        t = self._added.by_id.get(id)
+        return t.content if t is not None else self._model.inv.get(id)
+
+    # -- normalization --
+    def _normalize_str(self, text: str) -> str:
+        ns = _NS(text, track=False)
+        for step in self._norm:
+            step(ns)
+        return ns.text
+
+    # -- the fast path --
+    def _setup_fast(self) -> None:
+        """The C stages (scanner, behaviour) when the whole pre-tokenizer can run in C."""
+        self._stages = None
+        # ByteLevel(add_prefix_space) alone: every text the batch path takes whole is one piece
+        # before the regex, so its prefix space is a space put before the text (ids only)
+        self._prefix_space = False
+        if not self._last_byte_level:
+            return
+        from .patterns import _scanner_dfa
+
+        dfas, codes = [], []
+        for op in self._ops:
+            if isinstance(op, ByteLevelOp):
+                if op is not self._ops[-1] or (op.add_prefix_space and len(self._ops) != 1):
+                    return
+                self._prefix_space = op.add_prefix_space
+                if op.use_regex:
+                    # tokenizers' ByteLevel regex and r50k_base's pattern split alike (tested)
+                    dfa = _scanner_dfa("r50k_base")
+                    if dfa is None:
+                        return
+                    dfas.append(dfa)
+                    codes.append(1)
+                continue
+            if not isinstance(op, _Step):
+                return
+            dfa = _step_dfa(op)
+            if dfa is None:
+                return
+            dfas.append(dfa)
+            codes.append(_BEHAVIOR_CODE[op.behavior] + (8 if op.invert else 0))
+        ffi, lib = self._model._ffi, self._model._lib
+        stages = lib.hfb_stages_new(ffi.new("const scantok_dfa *[]", dfas or [ffi.NULL]),
+                                    ffi.new("int32_t[]", codes or [0]), len(dfas), 1)
+        if stages == ffi.NULL:
+            raise MemoryError
+        # the stages point at the scanners' tables: keep the matchers (and their tables) alive
+        self._stage_matchers = [op for op in self._ops if isinstance(op, (_Step, ByteLevelOp))]
+        self._stage_spec = (dfas, codes)
+        self._stages = ffi.gc(stages, lib.hfb_stages_free)
+
+    def _encode_c(self, text: str, offsets: bool):
+        """(ids, starts, ends) of text by the C path, or None (the caller takes the slow path)."""
+        import numpy as np
+
+        ffi, lib = self._model._ffi, self._model._lib
+        data = text.encode("utf-8")
+        n = len(data)
+        if n == 0:
+            return [], [], []
+        ids = np.empty(n, dtype=np.uint32)
+        if offsets:
+            st, en = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
+            pst, pen = ffi.cast("uint32_t *", st.ctypes.data), ffi.cast("uint32_t *", en.ctypes.data)
+        else:
+            pst = pen = ffi.NULL
+        r = lib.hfb_encode(self._model._model, self._model.cache(), self._stages, data, n,
+                           ffi.cast("uint32_t *", ids.ctypes.data), pst, pen)
+        if r == lib.HFB_NOMEM:
+            raise MemoryError
+        if r < 0:
+            return None
+        if offsets:
+            return ids[:r].tolist(), st[:r].tolist(), en[:r].tolist()
+        return ids[:r].tolist(), None, None
+
+    # -- the general path --
+    def _pretokenize(self, piece: _Piece) -> list[_Piece]:
+        pieces = [piece] if piece.text else []
+        last = len(self._ops) - 1
+        for k, op in enumerate(self._ops):
+            if isinstance(op, _Step):
+                pieces = _split(op, pieces)
+            elif isinstance(op, ByteLevelOp):
+                if op.add_prefix_space:
+                    pieces = [p if p.text.startswith(" ") else p.prepend(" ") for p in pieces]
+                if op.step is not None:
+                    pieces = _split(op.step, pieces)
+                if k == last and self._last_byte_level:
+                    for p in pieces:
+                        p.raw_bytes = True
+                else:
+                    pieces = [p.to_byte_chars() for p in pieces]
+            elif isinstance(op, MetaspaceOp):
+                out = []
+                for p in pieces:
+                    p = _Piece(p.text.replace(" ", op.replacement), p.align, p.base)
+                    if op.prepend_scheme != "never" and not p.text.startswith(op.replacement):
+                        if op.prepend_scheme == "always" or p.orig(0, 1)[0] == 0:
+                            p = p.prepend(op.replacement)
+                    out.append(p)
+                pieces = _split(op.step, out) if op.step is not None else out
+        return pieces
+
+    def _model_tokens(self, p: _Piece, ids: list, offs: list | None) -> None:
+        if p.raw_bytes:
+            r = self._encode_raw_piece(p.text)
+            if r is not None:
+                pids, st, en = r
+                ids.extend(pids)
+                if offs is not None:
+                    offs.extend(p.orig(a, b) for a, b in zip(st, en))
+                return
+            p = p.to_byte_chars()
+        for i, a, b in self._model.tokenize(p.text):
+            ids.append(i)
+            if offs is not None:
+                offs.append(p.orig(a, b) if b > a else (p.orig(a, a + 1)[0],) * 2 if p.text else (0, 0))
+
+    def _encode_raw_piece(self, text: str):
+        import numpy as np
+
+        ffi, lib = self._model._ffi, self._model._lib
+        data = text.encode("utf-8", "surrogatepass")
+        n = len(data)
+        ids = np.empty(n, dtype=np.uint32)
+        st, en = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
+        r = lib.hfb_encode(self._model._model, self._model.cache(), ffi.NULL, data, n,
+                           ffi.cast("uint32_t *", ids.ctypes.data), ffi.cast("uint32_t *", st.ctypes.data),
+                           ffi.cast("uint32_t *", en.ctypes.data))
+        if r == lib.HFB_NOMEM:
+            raise MemoryError
+        if r < 0:
+            return None
+        return ids[:r].tolist(), st[:r].tolist(), en[:r].tolist()
+
+    def _encode_segment(self, ns: _NS, c: int, d: int, base: int, ids: list, offs: list | None) -> None:
+        """Tokens of ns.text[c:d] (a normalized part of the original text starting at base)."""
+        if self._stages is not None and not self._prefix_space:
+            r = self._encode_c(ns.text[c:d], offs is not None)
+            if r is not None:
+                pids, st, en = r
+                ids.extend(pids)
+                if offs is not None:
+                    al = ns.align
+                    if al is None:
+                        sh = base + c
+                        offs.extend((sh + a, sh + b) for a, b in zip(st, en))
+                    else:
+                        offs.extend((base + al[c + a][0], base + al[c + b - 1][1]) for a, b in zip(st, en))
+                return
+        if ns.align is None:
+            piece = _Piece(ns.text[c:d], None, base + c)
+        else:
+            piece = _Piece(ns.text[c:d], [(x + base, y + base) for x, y in ns.align[c:d]], 0)
+        for p in self._pretokenize(piece):
+            self._model_tokens(p, ids, offs)
+
+    def _encode_raw(self, text: str, offsets: bool) -> tuple[list[int], list | None, dict]:
+        """Model ids (and offsets) of text, before post-processing, and the token strings of
+        added tokens by position (their matched text, as tokenizers reports them)."""
+        ids: list[int] = []
+        offs: list | None = [] if offsets else None
+        matched: dict[int, str] = {}
+        added = self._added
+        segments = added.split(text, normalized=False) if added else [(0, len(text), None)]
+        for a, b, tok in segments:
+            if tok is not None:
+                matched[len(ids)] = text[a:b]
+                ids.append(tok.id)
+                if offs is not None:
+                    offs.append((a, b))
+                continue
+            ns = _NS(text[a:b], track=offsets)
+            for step in self._norm:
+                step(ns)
+            if added.has_normalized:
+                for c, d, tok2 in added.split(ns.text, normalized=True):
+                    if tok2 is not None:
+                        matched[len(ids)] = ns.text[c:d]
+                        ids.append(tok2.id)
+                        if offs is not None:
+                            x, y = ns.orig_range(c, d)
+                            offs.append((a + x, a + y))
+                    else:
+                        self._encode_segment(ns, c, d, a, ids, offs)
+            elif ns.text:
+                self._encode_segment(ns, 0, len(ns.text), a, ids, offs)
+        return ids, offs, matched
+
+    def _lazy_wraps(self):
+        """For add_special_tokens False and True: (prefix, suffix, sequence type id) the
+        post-processor puts around the model tokens, prefix/suffix as (id, token, type id)
+        entries with offsets (0, 0) and special mask 1; None when it does more (trims offsets)."""
+        if self._post.trims:
+            return None
+        out = []
+        for add in (False, True):
+            probe = {"ids": [-1, -2], "tokens": ["\x00", "\x01"], "offsets": [(7, 8), (8, 9)],
+                     "type_ids": [0, 0], "special": [0, 0]}
+            try:
+                r = self._post.process(probe, add)
+                k = r["ids"].index(-1)
+            except Exception:  # pragma: no cover
+                return None
+            if (r["ids"][k + 1] != -2 or r["offsets"][k:k + 2] != [(7, 8), (8, 9)] or r["special"][k:k + 2] != [0, 0]
+                    or r["type_ids"][k] != r["type_ids"][k + 1]):
+                return None
+            ends = [j for j in range(len(r["ids"])) if j not in (k, k + 1)]
+            if any(r["offsets"][j] != (0, 0) or r["special"][j] != 1 for j in ends):
+                return None
+            entries = [(r["ids"][j], r["tokens"][j], r["type_ids"][j]) for j in range(len(r["ids"]))]
+            out.append((entries[:k], entries[k + 2:], r["type_ids"][k]))
+        return tuple(out)
+
+    def _token_table(self) -> list:
+        """id -> model token (None where the model has none), for Encoding.tokens."""
+        t = self._tokens_by_id
+        if t is None:
+            inv = self._model.inv
+            t = self._tokens_by_id = [inv.get(i) for i in range(max(inv, default=-1) + 1)]
+        return t
+
+    def _special_wrap(self):
+        """(prefix ids, suffix ids) the post-processor adds around a sequence, or None when it
+        needs the tokens (offset trimming alone does not change ids)."""
+        probe = {"ids": [-1], "tokens": ["\x00"], "offsets": [(0, 0)], "type_ids": [0], "special": [0]}
+        try:
+            out = self._post.process(probe, True)
+        except Exception:  # pragma: no cover
+            return None
+        k = out["ids"].index(-1)
+        return out["ids"][:k], out["ids"][k + 1:]
+
+    # -- public encoding --
+    def encode(self, sequence: str, add_special_tokens: bool = True) -> Encoding:
+        """The :class:`Encoding` of ``sequence``: ids, tokens, offsets (str indices into
+        ``sequence``), attention_mask, special_tokens_mask, type_ids."""
+        if not isinstance(sequence, str):
+            raise TypeError(f"encode() expects str, got {type(sequence).__name__}")
+        if self._lazy is not None and not (self._added and self._added.matches(sequence)):
+            enc = self._encode_lazy(sequence, add_special_tokens)
+            if enc is not None:
+                return enc
+        ids, offs, matched = self._encode_raw(sequence, True)
+        inv = self._model.inv
+        tokens = [inv.get(i) for i in ids]
+        for k, t in matched.items():
+            tokens[k] = t
+        enc = {"ids": ids, "tokens": tokens, "offsets": offs,
+               "type_ids": [0] * len(ids), "special": [0] * len(ids)}
+        enc = self._post.process(enc, add_special_tokens)
+        return Encoding(enc["ids"], enc["tokens"], enc["offsets"], enc["special"], enc["type_ids"])
+
+    def _encode_lazy(self, text: str, add_special_tokens: bool) -> Encoding | None:
+        """The whole text by one C call (no normalizer, no added token in it), or None."""
+        import numpy as np
+
+        ffi, lib = self._model._ffi, self._model._lib
+        data = text.encode("utf-8")
+        n = len(data)
+        arr = np.empty((3, max(n, 1)), dtype=np.uint32)
+        p = ffi.cast("uint32_t *", arr.ctypes.data)
+        r = lib.hfb_encode(self._model._model, self._model.cache(), self._stages, data, n, p, p + arr.shape[1],
+                           p + 2 * arr.shape[1]) if n else 0
+        if r == lib.HFB_NOMEM:
+            raise MemoryError
+        if r < 0:
+            return None
+        if 2 * r < arr.shape[1]:
+            arr = arr[:, :r].copy()
+        return Encoding._from_arrays(arr, r, self._lazy[add_special_tokens], self._token_table)
+
+    def _ids(self, text: str, add_special_tokens: bool) -> list[int]:
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, got {type(text).__name__}")
+        ids = self._encode_raw(text, False)[0]
+        if add_special_tokens and self._wrap:
+            pre, post = self._wrap
+            if pre or post:
+                ids = pre + ids + post
+        return ids
+
+    @staticmethod
+    def _threads(num_threads: int | None) -> int:
+        return max(1, int(num_threads if num_threads is not None else (os.cpu_count() or 1)))
+
+    def encode_batch(self, inputs: Sequence[str], add_special_tokens: bool = True, *,
+                     num_threads: int | None = None) -> list[Encoding]:
+        """:meth:`encode` of every input, on ``num_threads`` threads (default: all cores)."""
+        if isinstance(inputs, str):
+            raise TypeError("encode_batch() expects a sequence of strings, not a single str")
+        inputs = list(inputs)
+        n = self._threads(num_threads)
+        if n <= 1 or len(inputs) <= 1:
+            return [self.encode(t, add_special_tokens) for t in inputs]
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            return list(pool.map(lambda t: self.encode(t, add_special_tokens), inputs,
+                                 chunksize=max(1, len(inputs) // (4 * n))))
+
+    def encode_batch_fast(self, inputs: Sequence[str], add_special_tokens: bool = True, *,
+                          num_threads: int | None = None) -> list[list[int]]:
+        """The ids of every input (no offsets, no Encoding objects): the fast batch path."""
+        if isinstance(inputs, str):
+            raise TypeError("encode_batch_fast() expects a sequence of strings, not a single str")
+        inputs = list(inputs)
+        for t in inputs:
+            if not isinstance(t, str):
+                raise TypeError(f"encode_batch_fast() expects strings, got {type(t).__name__}")
+        n = self._threads(num_threads)
+        if n <= 1 or len(inputs) < 2:
+            return self._batch_ids(inputs, add_special_tokens)
+        size = -(-len(inputs) // n)
+        chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+        with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+            parts = list(pool.map(lambda c: self._batch_ids(c, add_special_tokens), chunks))
+        return [ids for part in parts for ids in part]
+
+    def _batch_ids(self, texts: list[str], add_special_tokens: bool) -> list[list[int]]:
+        """One C call for the texts the fast path takes whole (no added token, no normalizer)."""
+        if self._stages is None or self._norm or not texts:
+            return [self._ids(t, add_special_tokens) for t in texts]
+        import numpy as np
+
+        ffi, lib = self._model._ffi, self._model._lib
+        added = self._added
+        prefix = self._prefix_space
+        whole = [i for i, t in enumerate(texts) if not (added and added.matches(t)) and (t or not prefix)]
+        out: list = [None] * len(texts)
+        if whole:
+            if prefix:
+                enc = [(t if t.startswith(" ") else " " + t).encode("utf-8") for t in (texts[i] for i in whole)]
+            else:
+                enc = [texts[i].encode("utf-8") for i in whole]
+            offsets = np.zeros(len(enc) + 1, dtype=np.uint64)
+            np.cumsum([len(b) for b in enc], out=offsets[1:])
+            data = b"".join(enc)
+            ids = np.empty(max(int(offsets[-1]), 1), dtype=np.uint32)
+            counts = np.empty(len(enc), dtype=np.int64)
+            rc = lib.hfb_encode_batch(self._model._model, self._model.cache(), self._stages, data,
+                                      ffi.cast("uint64_t *", offsets.ctypes.data), len(enc),
+                                      ffi.cast("uint32_t *", ids.ctypes.data),
+                                      ffi.cast("int64_t *", counts.ctypes.data))
+            if rc == lib.HFB_NOMEM:
+                raise MemoryError
+            pre, post = self._wrap if (add_special_tokens and self._wrap) else ([], [])
+            base = ffi.cast("uintptr_t", ffi.cast("uint32_t *", ids.ctypes.data))
+            from .._pylist import ids_to_list
+
+            for j, i in enumerate(whole):
+                c = int(counts[j])
+                if c < 0:
+                    out[i] = self._ids(texts[i], add_special_tokens)
+                    continue
+                lst = ids_to_list(int(base) + 4 * int(offsets[j]), c)
+                out[i] = pre + lst + post if (pre or post) else lst
+        for i, t in enumerate(texts):
+            if out[i] is None:
+                out[i] = self._ids(t, add_special_tokens)
+        return out
+
+    # -- decoding --
+    def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
+        """The text of ``ids`` through the decoder (tokens joined by spaces without one)."""
+        tokens = []
+        special = self._added.special_ids
+        for i in ids:
+            i = int(i)
+            if skip_special_tokens and i in special:
+                continue
+            t = self.id_to_token(i)
+            if t is not None:
+                tokens.append(t)
+        return self._decoder.decode(tokens)
+
+    def decode_batch(self, sequences: Sequence[Iterable[int]], skip_special_tokens: bool = True, *,
+                     num_threads: int | None = None) -> list[str]:
+        return [self.decode(s, skip_special_tokens) for s in sequences]
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(model={type(self._model).__name__}, vocab_size={self.get_vocab_size()})"
+
+
+def _step_dfa(step: _Step):
+    """The compiled scanner of a split (a shipped scanner, or one compiled at load time by
+    scantok.compile in Oniguruma's semantics), or None for a literal split."""
+    m = step.matcher
+    if m.literal is not None:
+        return None
+    return m.dfa

@@ -1,0 +1,458 @@
+"""scantok.compile: patterns compiled at run time, scanned by the shipped C engine.
+
+* flavor "regex" equals ``regex.findall`` on hand-written and generated patterns, on every
+  SIMD implementation, for str and bytes, whole and streamed (SCANTOK_PARTIAL);
+* flavor "onig" equals HuggingFace tokenizers' ``Split(Regex(p), "isolated")`` (Oniguruma) on
+  the same patterns, and refuses what Oniguruma reads differently;
+* a shipped pattern compiled at run time has the very tables of its ahead-of-time scanner;
+* the disk cache: hits, and truncated / altered / foreign entries are rebuilt, never trusted;
+* the C constructor rejects corrupt tables with an error (never an out-of-bounds read);
+* PatternError names the construct and its offset.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from conftest import REPO, available_impls, current_impl, force_impl, load_corpus
+from strategies import REJECTED_BY_DESIGN, hard_bytes, hard_text, oracle, oracle_split_bytes, patterns
+
+import scantok
+from scantok.compiler import cache, image, runtime
+
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+          r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+         r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+DEEPSEEK_V3 = [r"\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
+               "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+               "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"]
+HANDWRITTEN = [LLAMA3, QWEN2, *DEEPSEEK_V3, r"\w+|[^\w\s]+", r"\S+", r"[a-z]+(?=\d)|\d+|\s",
+               r"(?i)straße|[^\s]", r"\p{Han}+|\p{Hiragana}+|\X?.", r" ?\p{L}++| ?\p{N}++|\s++$|\s+(?!\S)|\s"]
+HANDWRITTEN = [p for p in HANDWRITTEN if "\\X" not in p]
+
+TEXT = hard_text(max_fragments=30)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SCANTOK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "scantok-cache"))
+
+
+def compiled(pattern: str, flavor: str = "regex"):
+    return scantok.compile(pattern, flavor=flavor)
+
+
+@pytest.fixture(params=["scalar", "sse2", "avx2"])
+def each_impl(request):
+    if request.param not in available_impls():
+        pytest.skip(f"this CPU lacks {request.param}")
+    before = current_impl()
+    assert force_impl(request.param) == 0
+    yield request.param
+    force_impl(before)
+
+
+# ---- flavor regex against the regex module -------------------------------------------------
+
+@pytest.mark.parametrize("pattern", HANDWRITTEN)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_handwritten_patterns_match_regex(pattern, text, each_impl):
+    sc = compiled(pattern)
+    ref = oracle(pattern)
+    assert sc.split(text) == ref.findall(text)
+    assert sc.spans(text) == [m.span() for m in ref.finditer(text)]
+    assert sc.count(text) == len(ref.findall(text))
+
+
+@pytest.mark.parametrize("pattern", HANDWRITTEN)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=hard_bytes(max_fragments=30))
+def test_handwritten_patterns_on_bytes(pattern, data):
+    assert compiled(pattern).split_bytes(data) == oracle_split_bytes(pattern, data)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(pattern=patterns(), texts=st.lists(TEXT, min_size=3, max_size=3), impl=st.sampled_from(["scalar", "sse2", "avx2"]))
+def test_generated_patterns_match_regex(pattern, texts, impl):
+    try:
+        sc = compiled(pattern)
+    except scantok.PatternError as e:
+        assume(not any(reason in str(e) for reason in REJECTED_BY_DESIGN))
+        raise
+    ref = oracle(pattern)
+    before = current_impl()
+    if impl in available_impls():
+        force_impl(impl)
+    try:
+        for text in texts:
+            assert sc.split(text) == ref.findall(text), (pattern, text)
+    finally:
+        force_impl(before)
+
+
+@pytest.mark.parametrize("pattern", [LLAMA3, DEEPSEEK_V3[2]])
+@pytest.mark.parametrize("corpus", ["en", "code", "multi"])
+def test_corpora(pattern, corpus, each_impl):
+    text = load_corpus(corpus)[:400_000]
+    assert compiled(pattern).split(text) == oracle(pattern).findall(text)
+
+
+def test_partial_streaming_equals_whole():
+    from scantok._native import ffi, lib
+
+    sc = compiled(LLAMA3)
+    data = load_corpus("multi")[:50_000].encode() + b"   \n\n  end   "
+    pieces, base, size = [], 0, 777
+    while True:
+        chunk = data[base:base + size]
+        final = base + len(chunk) >= len(data)
+        n = len(chunk)
+        consumed = ffi.new("size_t *")
+        starts, ends = ffi.new("uint32_t[]", max(n, 1)), ffi.new("uint32_t[]", max(n, 1))
+        k = lib.scantok_scan(sc._dfa, ffi.from_buffer(chunk), n, 0 if final else lib.SCANTOK_PARTIAL,
+                             starts, ends, consumed)
+        pieces += [(base + starts[i], base + ends[i]) for i in range(k)]
+        if final:
+            break
+        if consumed[0] == 0:  # one undecided piece fills the chunk: read more
+            size *= 2
+            continue
+        base += consumed[0]
+        size = 777
+    assert pieces == sc.byte_spans(data)
+    assert len(pieces) > 1000
+
+
+# ---- flavor onig against HuggingFace tokenizers' Split (Oniguruma) --------------------------
+
+ONIG_TEXT = hard_text(max_fragments=30, surrogates=False)
+ONIG_PATTERNS = [LLAMA3, QWEN2, *DEEPSEEK_V3, r"\w+|[^\w\s]+", r"\W+|[\w]+", r"[^\W\d]+|\p{Word}",
+                 r"\S+", r"a$|\s+$|x\z", r"\h+|\H", r"\p{XDigit}+|\p{ASCII}", r"\p{N}{1,2}+|.",
+                 r"(?i)[a-z]+|\p{Lu}", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\p{L}]"]
+
+
+def hf_split(pattern: str, text: str) -> list[tuple[str, tuple[int, int]]]:
+    from tokenizers import Regex, pre_tokenizers
+
+    return pre_tokenizers.Split(Regex(pattern), "isolated").pre_tokenize_str(text)
+
+
+def isolated(sc, text: str) -> list[tuple[str, tuple[int, int]]]:
+    """The scanner's matches plus the gaps between them, as Split(..., "isolated") gives them."""
+    out, last = [], 0
+    for a, b in sc.spans(text):
+        if a > last:
+            out.append((text[last:a], (last, a)))
+        out.append((text[a:b], (a, b)))
+        last = b
+    if last < len(text):
+        out.append((text[last:], (last, len(text))))
+    return out
+
+
+@pytest.mark.parametrize("pattern", ONIG_PATTERNS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=ONIG_TEXT)
+def test_onig_handwritten_patterns_match_hf_split(pattern, text, each_impl):
+    assert isolated(compiled(pattern, "onig"), text) == hf_split(pattern, text)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern=patterns(), texts=st.lists(ONIG_TEXT, min_size=3, max_size=3))
+def test_onig_generated_patterns_match_hf_split(pattern, texts):
+    try:
+        sc = compiled(pattern, "onig")
+    except scantok.PatternError as e:
+        assume(not any(reason in str(e) for reason in REJECTED_BY_DESIGN + ONIG_REJECTED))
+        raise
+    for text in texts:
+        try:
+            want = hf_split(pattern, text)
+        except BaseException as e:  # pyo3 PanicException: Oniguruma gave up backtracking
+            assume("retry-limit" not in str(e))
+            raise
+        assert isolated(sc, text) == want, (pattern, text)
+
+
+# What Oniguruma reads differently and the onig flavor refuses (the generator makes them).
+ONIG_REJECTED = ("multi-character case folding", "spelling the case folding", "X{n}?")
+
+
+@pytest.mark.parametrize("pattern", ONIG_PATTERNS[:3] + [r"\w+|[^\w\s]+"])
+@pytest.mark.parametrize("corpus", ["en", "code", "multi"])
+def test_onig_corpora(pattern, corpus):
+    text = load_corpus(corpus)[:300_000]
+    assert isolated(compiled(pattern, "onig"), text) == hf_split(pattern, text)
+
+
+@pytest.mark.parametrize("pattern, construct", [
+    (r"(?i)ß", "multi-character case folding"),
+    (r"(?i:st)", "case folding of U+FB06"),
+    (r"x\Z", "two characters of lookahead"),
+    (r"(?P<a>x)", "not Oniguruma syntax"),
+    (r"[a[b]]", "nested character class"),
+    (r"[a-z&&b]", "intersection"),
+    (r"\p{L&}", "unknown Unicode property"),
+    (r"\p{gc=L}", "unknown Unicode property"),
+    (r"\p{IsGreek}", "unknown Unicode property"),
+    (r"\p{Script}", "unknown Unicode property"),
+    (r"a{2}?", "X{n}?"),
+    (r"\U00000041", "not an escape in Oniguruma"),
+])
+def test_onig_refuses_what_it_cannot_reproduce(pattern, construct):
+    with pytest.raises(scantok.PatternError, match=re.escape(construct)):
+        scantok.compile(pattern, flavor="onig")
+
+
+def test_onig_unicode_version_is_measured_16():
+    """Oniguruma in tokenizers 0.23.3 classifies by Unicode 16.0.0: a letter new in 17.0.0
+    (U+1E6C0, Tai Yo) is no letter to it, one new in 16.0.0 (U+1E5D0, Ol Onal) is."""
+    text = "\U0001E5D0 \U0001E6C0"
+    assert isolated(compiled(r"\p{L}", "onig"), text) == hf_split(r"\p{L}", text)
+    assert compiled(r"\p{L}", "onig").unicode_version == "16.0.0"
+
+
+# ---- a shipped pattern compiled at run time = its ahead-of-time scanner ----------------------
+
+def _c_array(source: str, name: str) -> list[int]:
+    m = re.search(r"static const \w+ %s\[\d+\] = \{(.*?)\};" % name, source, re.S)
+    return [int(x.rstrip("ul")) for x in re.findall(r"\d+u?l*", m.group(1))]
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base", "whitespace"])
+def test_shipped_pattern_has_identical_tables(name):
+    aot = scantok.scanner(name)
+    source = (REPO / "build" / "generated" / f"scanner_{name}.c").read_text()
+    t = image.unpack(runtime.build_image(aot.pattern, "regex", "16.0.0"))
+    assert list(t.ascii) == _c_array(source, "ascii_class")
+    assert list(t.ascii_x) == _c_array(source, "ascii_x")
+    assert list(t.stage1) == _c_array(source, "stage1")
+    assert list(t.stage2) == _c_array(source, "stage2")
+    assert list(t.next) == _c_array(source, "next")
+    assert list(t.flags) == _c_array(source, "flags")
+    text = load_corpus("multi")[:200_000] + load_corpus("code")[:200_000]
+    assert compiled(aot.pattern).split(text) == aot.split(text)
+
+
+# ---- scantok.Encoding over any pattern: compiled at run time, ids equal tiktoken's ----------
+
+@pytest.fixture(scope="module")
+def cl100k_ranks():
+    from conftest import REPO as repo
+    from scantok.vocab import load_tiktoken_bpe
+
+    path = repo.parent / "shared" / "vocab" / "cl100k_base.tiktoken"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return load_tiktoken_bpe(str(path))
+
+
+@pytest.fixture(scope="module", params=["Llama 3", "Qwen2"])
+def encodings(request, cl100k_ranks):
+    import tiktoken
+
+    pat = {"Llama 3": LLAMA3, "Qwen2": QWEN2}[request.param]
+    specials = {"<|endoftext|>": 100257}
+    return (scantok.Encoding(request.param, pat_str=pat, mergeable_ranks=cl100k_ranks, special_tokens=specials),
+            tiktoken.Encoding(request.param, pat_str=pat, mergeable_ranks=cl100k_ranks, special_tokens=specials))
+
+
+def test_encoding_compiles_any_pat_str(encodings):
+    ours, ref = encodings
+    assert ours._scanner.flavor == "regex"  # no shipped scanner: compiled at run time
+    for corpus in ("en", "code", "multi"):
+        text = load_corpus(corpus)[:300_000]
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text), corpus
+    assert ours.encode("hi <|endoftext|>", allowed_special="all") == ref.encode("hi <|endoftext|>", allowed_special="all")
+    again = pickle.loads(pickle.dumps(ours))
+    assert again.encode_ordinary("It's 2024: héllo!") == ref.encode_ordinary("It's 2024: héllo!")
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=hard_text(max_fragments=30))
+def test_encoding_compiled_matches_tiktoken_on_hypothesis_text(encodings, text):
+    ours, ref = encodings
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+def test_encoding_pattern_outside_subset():
+    with pytest.raises(scantok.PatternError, match="lookbehind"):
+        scantok.Encoding("x", pat_str=r"(?<=a)b|\s", mergeable_ranks={b"a": 0, b"b": 1}, special_tokens={})
+
+
+# ---- API ------------------------------------------------------------------------------------
+
+def test_api_matches_shipped_scanner():
+    aot = scantok.scanner("o200k_base")
+    sc = compiled(aot.pattern)
+    text = "Hello,   wörld!\n\n 123456 x"
+    assert sc.split(text) == aot.split(text)
+    assert sc.spans(text) == aot.spans(text)
+    assert sc.byte_spans(text) == aot.byte_spans(text)
+    assert sc.split_bytes(text.encode()) == aot.split_bytes(text.encode())
+    assert sc.count(text) == aot.count(text)
+    assert sc.offsets(text).tolist() == aot.offsets(text).tolist()
+    assert sc.pattern == aot.pattern and sc.flavor == "regex" and sc.unicode_version == "16.0.0"
+    assert compiled(aot.pattern) is sc  # in-process cache
+    assert pickle.loads(pickle.dumps(sc)).split(text) == aot.split(text)
+    assert "compiled" in repr(sc)
+
+
+@pytest.mark.parametrize("pattern, construct, offset", [
+    (r"a(?<=b)", "lookbehind", 1),
+    (r"(a)\1", "backreference", 3),
+    (r"x(?=ab)", "multi-character lookahead", 1),
+    (r"a*", "empty string", 0),
+    (r"\p{Nope}", "unknown Unicode property", 0),
+])
+def test_pattern_error(pattern, construct, offset):
+    with pytest.raises(scantok.PatternError) as info:
+        scantok.compile(pattern)
+    assert construct in str(info.value) and info.value.offset == offset
+
+
+def test_too_large_for_the_tables_is_a_pattern_error():
+    many = "|".join(chr(0x100 + i) + chr(0x1000 + i) for i in range(300))  # > 256 classes
+    with pytest.raises(scantok.PatternError, match=r"too large for a scanner: \d+ classes"):
+        scantok.compile(many)
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError):
+        scantok.compile(b"a+")
+    with pytest.raises(ValueError, match="flavor"):
+        scantok.compile("a+", flavor="pcre")
+
+
+# ---- disk cache -------------------------------------------------------------------------------
+
+def _fresh_process(code: str, cache_dir) -> str:
+    env = dict(os.environ, SCANTOK_CACHE_DIR=str(cache_dir))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+PROBE = ("import scantok\nfrom scantok.compiler import runtime\n"
+         "calls = []\nreal = runtime.build_image\n"
+         "runtime.build_image = lambda *a: calls.append(1) or real(*a)\n"
+         "print(len(calls), scantok.compile(%r).split('It\\'s 12345 ok'), len(calls))\n")
+
+
+def _pieces(out: str) -> str:
+    return out[out.index("["):out.index("]") + 1]
+
+
+def test_disk_cache_hit_in_a_new_process(tmp_path):
+    first = _fresh_process(PROBE % LLAMA3, tmp_path)
+    assert first.split()[-1] == "1"           # built
+    second = _fresh_process(PROBE % LLAMA3, tmp_path)
+    assert second.split()[-1] == "0"          # loaded, not built
+    assert _pieces(first) == _pieces(second)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "truncate-header", "flip", "flip-image", "foreign", "empty"])
+def test_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("SCANTOK_CACHE_DIR", str(tmp_path))
+    pattern = QWEN2
+    good = _fresh_process(PROBE % pattern, tmp_path)
+    path = cache.entry_path(pattern, "regex", "16.0.0")
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[:len(data) // 2]
+    elif damage == "truncate-header":
+        data = data[:10]
+    elif damage == "flip":
+        data[len(data) // 3] ^= 0x10
+    elif damage == "flip-image":
+        data[-5] ^= 0x01
+    elif damage == "foreign":  # a valid entry of another pattern, under this key's name
+        _fresh_process(PROBE % LLAMA3, tmp_path)
+        data = bytearray(cache.entry_path(LLAMA3, "regex", "16.0.0").read_bytes())
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    out = _fresh_process(PROBE % pattern, tmp_path)
+    assert out.split()[-1] == "1", out                      # not trusted: rebuilt
+    assert _pieces(out) == _pieces(good)                    # same pieces
+    assert path.read_bytes().startswith(cache.FILE_MAGIC)   # and replaced by a good entry
+    assert _fresh_process(PROBE % pattern, tmp_path).split()[-1] == "0"
+
+
+# ---- the C constructor rejects corrupt tables ---------------------------------------------------
+
+def _tables():
+    return image.unpack(runtime.build_image(LLAMA3, "regex", "16.0.0"))
+
+
+CORRUPTIONS = {
+    "next beyond the table": lambda t: t.next.__setitem__(5, len(t.next) * 4),
+    "next not a row offset": lambda t: t.next.__setitem__(len(t.next) - 3, 1),
+    "class id too large (ascii)": lambda t: t.__setattr__("ascii", bytes([200]) + t.ascii[1:]),
+    "class id too large (stage2)": lambda t: t.__setattr__("stage2", t.stage2[:-1] + bytes([250])),
+    "stage1 beyond stage2": lambda t: t.stage1.__setitem__(100, 60000),
+    "start not a row": lambda t: t.__setattr__("start", t.start + 1),
+    "start is dead": lambda t: t.__setattr__("start", 0),
+    "pair size": lambda t: t.__setattr__("pair", t.pair + 1),
+    "flags bits": lambda t: t.__setattr__("flags", bytes([t.flags[0] | 0x40]) + t.flags[1:]) if not t.pair
+    else t.__setattr__("flags", t.flags[:t.pair] + bytes([0x40]) + t.flags[t.pair + 1:]),
+    "pair entry differs": lambda t: t.__setattr__(
+        "flags", t.flags[:t.start + 70] + bytes([t.flags[t.start + 70] ^ 1]) + t.flags[t.start + 71:]),
+    "accel index": lambda t: t.__setattr__("accel_match", bytes([2]) + t.accel_match[1:]),
+    "accel bitmap": lambda t: t.accel_bits.__setitem__(0, t.accel_bits[0] ^ (1 << 3)),
+}
+
+
+@pytest.mark.parametrize("what", sorted(CORRUPTIONS))
+def test_constructor_rejects_corrupt_tables(what):
+    t = _tables()
+    CORRUPTIONS[what](t)
+    with pytest.raises(runtime.TableError):
+        runtime.CompiledScanner(LLAMA3, "regex", "16.0.0", image.pack(t))
+
+
+def test_truncated_image_is_an_error():
+    from scantok.compiler.charset import MAX_CODE_POINT
+    from scantok.compiler.classes import BLOCK_SHIFT
+
+    assert image.STAGE1_LEN == (MAX_CODE_POINT + 1) >> BLOCK_SHIFT
+    img = runtime.build_image(LLAMA3, "regex", "16.0.0")
+    for cut in (0, 5, 20, 200, len(img) // 2, len(img) - 1):
+        with pytest.raises(image.ImageError):
+            image.unpack(img[:cut])
+    with pytest.raises(image.ImageError):
+        image.unpack(img + b"\0")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_random_bit_flips_never_crash(data):
+    """Any single flipped bit in an image: rejected, or (if harmless) a scanner that still runs."""
+    img = bytearray(_image_cache())
+    pos = data.draw(st.integers(len(image.MAGIC), len(img) - 1))
+    img[pos] ^= 1 << data.draw(st.integers(0, 7))
+    try:
+        sc = runtime.CompiledScanner(LLAMA3, "regex", "16.0.0", bytes(img))
+    except (runtime.TableError, image.ImageError):
+        return
+    text = data.draw(TEXT)
+    pieces = sc.split(text)
+    assert "".join(pieces) == "".join(pieces)  # ran to completion without a fault
+
+
+_IMG = []
+
+
+def _image_cache() -> bytes:
+    if not _IMG:
+        _IMG.append(runtime.build_image(LLAMA3, "regex", "16.0.0"))
+    return _IMG[0]

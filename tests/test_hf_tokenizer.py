@@ -1,0 +1,424 @@
+"""scantok.Tokenizer: ids, tokens, offsets, masks and decode identical to HuggingFace
+`tokenizers` 0.23.3 (the pinned oracle) on DeepSeek V3's tokenizer.json and on tokenizer.json
+files built here with `tokenizers` for each component combination; corpus slices and
+hypothesis text."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+import scantok
+from scantok.hf.errors import HFError, UnsupportedComponentError
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import Tokenizer as HFTokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402,E501
+from tokenizers import AddedToken, Regex  # noqa: E402
+
+from strategies import hard_text  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+if not SHARED.exists():
+    SHARED = Path("/work/shared")
+DEEPSEEK = SHARED / "hf" / "deepseek_v3" / "tokenizer.json"
+CORPORA = ("en", "code", "multi")
+
+LLAMA3_PAT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+              r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+SPICE = ["<|endoftext|>", " <|endoftext|> ", "[MASK]", " [MASK]x", "x[MASK] ", "hello", "Hello", "HELLO",
+         "  ", "\n\n", "\t", "é", "e\u0301", "😀", "👩‍👩‍👧", "你好", "ﬁ", "Ⅻ", "İ", "ß", "123456", "'s", "'LL",
+         "\u00a0", "\u3000", "\r\n", "  x", "<s>", "</s>", "a_b", "<0x41>", "▁"]
+
+
+@pytest.fixture(scope="module")
+def corpora():
+    return {c: (SHARED / "corpus" / f"{c}.txt").read_text(encoding="utf-8") for c in CORPORA}
+
+
+def _docs(corpora, size=60_000, doc=2_000):
+    out = []
+    for c in CORPORA:
+        t = corpora[c]
+        mid = len(t) // 2
+        out += [t[i:i + doc] for i in range(mid, mid + size, doc)]
+    return out
+
+
+def assert_same(ours, hf, text, *, add_special_tokens=True):
+    a = ours.encode(text, add_special_tokens=add_special_tokens)
+    b = hf.encode(text, add_special_tokens=add_special_tokens)
+    assert a.ids == b.ids, text
+    assert a.tokens == b.tokens, text
+    assert a.offsets == b.offsets, text
+    assert a.special_tokens_mask == b.special_tokens_mask, text
+    assert a.type_ids == b.type_ids, text
+    assert a.attention_mask == b.attention_mask
+    for skip in (True, False):
+        assert ours.decode(a.ids, skip_special_tokens=skip) == hf.decode(b.ids, skip_special_tokens=skip), text
+
+
+def pair(hf: HFTokenizer):
+    return scantok.Tokenizer.from_str(hf.to_str()), hf
+
+
+# -- tokenizer.json files built with tokenizers ------------------------------------------------
+@pytest.fixture(scope="module")
+def train_text(corpora):
+    return [corpora[c][i:i + 2000] for c in CORPORA for i in range(0, 120_000, 2000)]
+
+
+def _bpe_trained(train_text, pre, *, normalizer=None, vocab_size=1500, specials=(), model_kw=None, **tk):
+    tok = HFTokenizer(models.BPE(**(model_kw or {})))
+    if normalizer is not None:
+        tok.normalizer = normalizer
+    tok.pre_tokenizer = pre
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(specials), show_progress=False, **tk)
+    tok.train_from_iterator(train_text, trainer)
+    return tok
+
+
+@pytest.fixture(scope="module")
+def gpt2_style(train_text):
+    tok = _bpe_trained(train_text, pre_tokenizers.ByteLevel(add_prefix_space=False),
+                       specials=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return tok
+
+
+@pytest.fixture(scope="module")
+def roberta_style(gpt2_style):
+    obj = json.loads(gpt2_style.to_str())
+    obj["pre_tokenizer"]["add_prefix_space"] = True
+    obj["post_processor"] = {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                             "trim_offsets": True, "add_prefix_space": True}
+    obj["added_tokens"] += [
+        {"id": 0, "content": "<s>", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+         "special": True},
+        {"id": 2, "content": "</s>", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+         "special": True},
+        {"id": 1500, "content": "[MASK]", "single_word": False, "lstrip": True, "rstrip": False, "normalized": False,
+         "special": True},
+    ]
+    return HFTokenizer.from_str(json.dumps(obj))
+
+
+@pytest.fixture(scope="module")
+def llama3_style(train_text):
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(LLAMA3_PAT), "isolated"),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok = _bpe_trained(train_text, pre, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                       model_kw={"ignore_merges": True})
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(["<|begin_of_text|>", "<|end_of_text|>"])
+    tok.post_processor = processors.Sequence([
+        processors.ByteLevel(trim_offsets=False),
+        processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[
+            ("<|begin_of_text|>", tok.token_to_id("<|begin_of_text|>"))])])
+    return tok
+
+
+@pytest.fixture(scope="module")
+def deepseek():
+    return scantok.Tokenizer.from_file(DEEPSEEK), HFTokenizer.from_file(str(DEEPSEEK))
+
+
+@pytest.fixture(scope="module")
+def added_kinds(gpt2_style):
+    """Added tokens of every kind: special or not, lstrip, rstrip, single_word, normalized."""
+    hf = HFTokenizer.from_str(gpt2_style.to_str())
+    hf.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    hf.add_special_tokens([AddedToken("[MASK]", lstrip=True, rstrip=True), AddedToken("<s>", single_word=True)])
+    hf.add_tokens([AddedToken("hello", normalized=True), AddedToken("Ⅻ", normalized=True),
+                   AddedToken(" x", normalized=False, rstrip=True), AddedToken("a_b", single_word=True),
+                   AddedToken("<0x41>", normalized=False, special=False)])
+    return hf
+
+
+@pytest.fixture(scope="module")
+def metaspace_fallback(train_text):
+    """Llama-2 style: Metaspace, char-level BPE with byte_fallback and unk, decoders chain."""
+    tok = _bpe_trained(train_text, pre_tokenizers.Metaspace(), vocab_size=800, specials=["<unk>"],
+                       model_kw={"byte_fallback": True, "unk_token": "<unk>", "fuse_unk": True})
+    obj = json.loads(tok.to_str())
+    vocab = obj["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    obj["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
+        {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+    obj["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
+                                                             {"type": "Replace", "pattern": {"String": " "},
+                                                              "content": "▁"}]}
+    obj["pre_tokenizer"] = None
+    return HFTokenizer.from_str(json.dumps(obj))
+
+
+@pytest.fixture(scope="module")
+def wordpiece_like(train_text):
+    """BPE with continuing_subword_prefix and end_of_word_suffix, Bert pieces, WordPiece decoder."""
+    tok = _bpe_trained(train_text, pre_tokenizers.BertPreTokenizer(), normalizer=normalizers.BertNormalizer(),
+                       vocab_size=1200, specials=["[UNK]", "[CLS]", "[SEP]"],
+                       model_kw={"unk_token": "[UNK]", "continuing_subword_prefix": "##", "end_of_word_suffix": "</w>"},
+                       continuing_subword_prefix="##", end_of_word_suffix="</w>")
+    tok.decoder = decoders.WordPiece()
+    tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")),
+                                                   ("[CLS]", tok.token_to_id("[CLS]")))
+    return tok
+
+
+@pytest.fixture(scope="module")
+def wordlevel_tok(train_text):
+    tok = HFTokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(), pre_tokenizers.Digits()])
+    tok.normalizer = normalizers.NFD()
+    tok.train_from_iterator(train_text, trainers.WordLevelTrainer(vocab_size=3000, special_tokens=["[UNK]"],
+                                                                  show_progress=False))
+    tok.post_processor = processors.TemplateProcessing(single="[UNK]:1 $A:0 [UNK]:1",
+                                                       special_tokens=[("[UNK]", 0)])
+    return tok
+
+
+BUILT = ["gpt2_style", "roberta_style", "llama3_style", "added_kinds", "metaspace_fallback", "wordpiece_like",
+         "wordlevel_tok"]
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_built_on_corpora(name, request, corpora):
+    ours, hf = pair(request.getfixturevalue(name))
+    texts = _docs(corpora, size=16_000) + SPICE + ["".join(SPICE), ""]
+    for text in texts:
+        for add in (True, False):
+            assert_same(ours, hf, text, add_special_tokens=add)
+    for add in (True, False):
+        assert ours.encode_batch_fast(texts, add, num_threads=1) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
+
+
+def test_prefix_space_batches_run_in_c(roberta_style):
+    """ByteLevel(add_prefix_space=True) alone: encode_batch_fast takes the one-call C path."""
+    ours, _ = pair(roberta_style)
+    assert ours._stages is not None and ours._prefix_space and ours._lazy is None
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_built_on_hypothesis_text(name, request):
+    ours, hf = pair(request.getfixturevalue(name))
+
+    @settings(max_examples=80, deadline=None)
+    @given(hard_text(surrogates=False))
+    def check(text):
+        assert_same(ours, hf, text)
+
+    check()
+
+
+def test_deepseek_corpora(deepseek, corpora):
+    ours, hf = deepseek
+    docs = _docs(corpora, size=40_000, doc=4_000)
+    for text in docs + SPICE + ["".join(SPICE)]:
+        assert_same(ours, hf, text)
+    assert ours.encode_batch_fast(docs, num_threads=1) == [e.ids for e in hf.encode_batch(docs)]
+    assert ours.encode_batch_fast(docs, num_threads=2) == [e.ids for e in hf.encode_batch(docs)]
+    batch = ours.encode_batch(docs[:6], num_threads=2)
+    assert [e.offsets for e in batch] == [e.offsets for e in hf.encode_batch(docs[:6])]
+    assert ours.decode_batch([e.ids for e in batch]) == hf.decode_batch([e.ids for e in batch])
+
+
+def test_deepseek_hypothesis(deepseek):
+    ours, hf = deepseek
+
+    @settings(max_examples=150, deadline=None)
+    @given(hard_text(surrogates=False, max_fragments=60))
+    def check(text):
+        assert_same(ours, hf, text)
+        assert ours.encode_batch_fast([text, text + "x"], num_threads=1) == [
+            e.ids for e in hf.encode_batch([text, text + "x"])]
+
+    check()
+
+
+def test_deepseek_fast_path_is_taken(deepseek):
+    ours, _ = deepseek
+    if not hasattr(scantok, "compile"):
+        pytest.skip("no scantok.compile: the Split regexes run on the regex module")
+    assert ours._stages is not None and len(ours._stage_spec[0]) == 3
+    # \p{N}{1,3} and the CJK split start no match at most characters: they jump over those
+    assert ours._model._lib.hfb_stages_skipping(ours._stages) == 2
+
+
+def _pieces(tok, text: str, skip: int) -> list[tuple[int, int]]:
+    ffi, lib = tok._model._ffi, tok._model._lib
+    dfas, codes = tok._stage_spec
+    st = ffi.gc(lib.hfb_stages_new(ffi.new("const scantok_dfa *[]", dfas), ffi.new("int32_t[]", codes),
+                                   len(dfas), skip), lib.hfb_stages_free)
+    data = text.encode("utf-8")
+    a, b = ffi.new("uint32_t[]", len(data) + 1), ffi.new("uint32_t[]", len(data) + 1)
+    k = lib.hfb_pretokenize(st, data, len(data), a, b)
+    return list(zip(a[0:k], b[0:k]))
+
+
+SKIP_EDGE = ["1" * 1000, "1" * 5 + "a" + "2" * 40 + "x", "你" * 3000 + "a", "a" * 2000 + "7", "٣" * 50 + " 1",
+             "é1è2ê" * 100, "x" + "ぁ" * 17 + "1" * 33, "\xff1\x80", ""]
+
+
+def test_skipping_stages_find_the_same_pieces(deepseek, corpora):
+    """Stages that jump over characters starting no match give the pieces of a full scan."""
+    ours, _ = deepseek
+    texts = _docs(corpora, size=200_000, doc=20_000) + SPICE + SKIP_EDGE
+    for text in texts:
+        assert _pieces(ours, text, 1) == _pieces(ours, text, 0), text[:80]
+
+    @settings(max_examples=300, deadline=None)
+    @given(hard_text(surrogates=False, max_fragments=60))
+    def check(text):
+        assert _pieces(ours, text, 1) == _pieces(ours, text, 0)
+
+    check()
+
+
+def test_long_pieces_use_heap_merge(gpt2_style, llama3_style):
+    """Pieces longer than the linear merge's limit (64 symbols) take the heap path."""
+    for tok in (gpt2_style, llama3_style):
+        ours, hf = pair(tok)
+        for text in ["a" * 1000, "the" * 300, "ab" * 700 + " " * 500 + "x", "é" * 333, "1" * 999,
+                     "=" * 130 + "\n" + "-" * 65]:
+            assert_same(ours, hf, text)
+
+
+def test_vocab_api(deepseek):
+    ours, hf = deepseek
+    assert ours.get_vocab() == hf.get_vocab()
+    assert ours.get_vocab_size() == hf.get_vocab_size()
+    assert ours.get_vocab_size(with_added_tokens=False) == hf.get_vocab_size(with_added_tokens=False)
+    for t in ["Ġthe", "<｜begin▁of▁sentence｜>", "nope-not-a-token"]:
+        assert ours.token_to_id(t) == hf.token_to_id(t)
+    for i in [0, 1, 100, 127999, 128000, 128815, 129279, 10**6]:
+        assert ours.id_to_token(i) == hf.id_to_token(i)
+
+
+def test_round_trip_to_str_and_save(gpt2_style, tmp_path):
+    ours, hf = pair(gpt2_style)
+    path = tmp_path / "tok.json"
+    ours.save(path)
+    again = scantok.Tokenizer.from_file(path)
+    hf_again = HFTokenizer.from_file(str(path))
+    for text in SPICE:
+        assert again.encode(text).ids == hf_again.encode(text).ids == hf.encode(text).ids
+    assert scantok.Tokenizer.from_str(ours.to_str()).get_vocab() == hf.get_vocab()
+
+
+# -- errors ---------------------------------------------------------------------------------------
+MINIMAL = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}}
+
+
+@pytest.mark.parametrize("patch, message", [
+    ({"model": {"type": "Unigram", "vocab": []}}, "unsupported model type 'Unigram'"),
+    ({"model": {"type": "WordPiece", "vocab": {}}}, "unsupported model type 'WordPiece'"),
+    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "unsupported normalizer type 'Precompiled'"),
+    ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "unsupported pre-tokenizer type 'UnicodeScripts'"),
+    ({"post_processor": {"type": "Nope"}}, "unsupported post-processor type 'Nope'"),
+    ({"decoder": {"type": "CTC"}}, "unsupported decoder type 'CTC'"),
+    ({"truncation": {"max_length": 5}}, "truncation"),
+    ({"padding": {"strategy": "BatchLongest"}}, "padding"),
+    ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}, "not in the vocabulary"),
+    ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a"]}}, "expected 'a b'"),
+    ({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}}, "dropout"),
+    ({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}}, "must be an integer"),
+    ({"added_tokens": [{"id": 5}]}, "content"),
+    ({"model": None}, "missing 'model'"),
+])
+def test_bad_files(patch, message):
+    obj = {**MINIMAL, **patch}
+    with pytest.raises(HFError, match=message):
+        scantok.Tokenizer.from_str(json.dumps(obj))
+
+
+def test_unsupported_is_typed():
+    with pytest.raises(UnsupportedComponentError):
+        scantok.Tokenizer.from_str(json.dumps({**MINIMAL, "decoder": {"type": "CTC"}}))
+    assert scantok.UnsupportedComponentError is UnsupportedComponentError
+
+
+@pytest.mark.parametrize("data", ["", "{", "[]", "null", b"\xff\xfe", '{"model": 1}'])
+def test_not_json(data):
+    with pytest.raises(HFError):
+        scantok.Tokenizer.from_str(data)
+
+
+def test_bad_path_names_file(tmp_path):
+    p = tmp_path / "t.json"
+    p.write_text("{nope")
+    with pytest.raises(HFError, match="t.json"):
+        scantok.Tokenizer.from_file(p)
+
+
+def test_type_errors(gpt2_style):
+    ours, _ = pair(gpt2_style)
+    with pytest.raises(TypeError):
+        ours.encode(b"bytes")
+    with pytest.raises(TypeError):
+        ours.encode_batch_fast("a string")
+    with pytest.raises(TypeError):
+        ours.encode_batch_fast(["ok", 3])
+
+
+def test_merge_ids_loaded_in_c_equal_python(deepseek, gpt2_style, llama3_style, wordpiece_like):
+    """Merges -> (a, b, merged) ids and byte lengths: the C loader equals the checked Python loop."""
+    import numpy as np
+
+    from scantok.hf.bpe import _merge_ids_c
+
+    for tok in (deepseek[0], pair(gpt2_style)[0], pair(llama3_style)[0], pair(wordpiece_like)[0]):
+        model = tok._model
+        spec = tok._obj["model"]
+        plen = len(model.prefix) if model.prefix else 0
+        c = _merge_ids_c(model.vocab, spec["merges"], plen)
+        py = model._merge_ids_py(spec["merges"], plen, "model")
+        assert c is not None and [list(x) for x in c] == [list(x) for x in py]
+        for t, i in list(model.vocab.items())[:5000]:
+            try:
+                want = len(bytes(scantok.hf.pre_tokenizers.CHAR_BYTES[ch] for ch in t))
+            except KeyError:
+                want = len(t.encode("utf-8", "surrogatepass"))
+            assert int(np.asarray(model._keep[1])[i]) == want, t
+    # list-form merges, a prefix, tokens holding NUL or a newline (another separator), a bad merge
+    vocab = {"a": 0, "b": 1, "##b": 2, "ab": 3, "\n": 4, "a\n": 5}
+    assert [list(x) for x in _merge_ids_c(vocab, [["a", "##b"]], 2)] == [[0], [2], [3]]
+    assert [list(x) for x in _merge_ids_c(vocab, [["a", "b"], ["a", "\n"]], 0)] == [[0, 0], [1, 4], [3, 5]]
+    assert [list(x) for x in _merge_ids_c({"a": 0, "b": 1, "ab": 3, "\x00": 6}, ["a b"], 0)] == [[0], [1], [3]]
+    assert _merge_ids_c({**vocab, "\x00": 6}, ["a b"], 0) is None  # no separator: the Python loop
+    assert _merge_ids_c(vocab, ["a b", "a c"], 0) is None
+    assert _merge_ids_c(vocab, ["a  b"], 0) is None
+
+
+def test_deepseek_added_tokens_in_batches(deepseek):
+    """Texts holding added tokens (special ones, and DeepSeek's normalized ones such as
+    <｜User｜>) leave the one-call C batch path: encode_batch_fast and encode equal HF."""
+    ours, hf = deepseek
+    texts = ["hello <｜User｜> world", "x<|EOT|>y", "<｜begin▁of▁sentence｜>hi", "a <｜fim▁hole｜>", "plain",
+             "<｜Assistant｜><｜end▁of▁sentence｜>", "<", "<｜User"]
+    assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+    for t in texts:
+        assert_same(ours, hf, t)
+
+
+@pytest.mark.parametrize("contents", [["<｜User｜>", "<|EOT|>", "｜x"], ["a", "<s>"], ["ab", "cd", "ef", "gh", "ij"]])
+def test_added_token_prefilter_never_misses(contents):
+    """AddedVocabulary.matches (first-character prefilter, then the trie regex) is True
+    whenever splitting would cut the text."""
+    from hypothesis import strategies as st
+
+    from scantok.hf.added_tokens import AddedVocabulary
+
+    voc = AddedVocabulary([{"id": i, "content": c, "normalized": i % 2 == 1} for i, c in enumerate(contents)], None)
+    pieces = st.sampled_from(contents + [c[:1] for c in contents] + [c[1:] for c in contents] + [" ", "x", "<", "｜"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(pieces, max_size=12).map("".join))
+    def check(text):
+        cut = any(voc.split(text, n) not in ([(0, len(text), None)], []) for n in (False, True))
+        assert voc.matches(text) or not cut
+
+    check()
