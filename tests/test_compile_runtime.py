@@ -466,3 +466,10 @@ def _image_cache() -> bytes:
     if not _IMG:
         _IMG.append(runtime.build_image(LLAMA3, "regex", "16.0.0"))
     return _IMG[0]
+
+
+@pytest.mark.parametrize("pattern", NULLABLE_LOOP_ASSERTION_PATTERNS)
+def test_onig_empty_iteration_through_an_assertion_ends_the_loop(pattern):
+    sc = compiled(pattern, "onig")
+    mismatches = [t for t in NULLABLE_LOOP_TEXTS if isolated(sc, t) != hf_split(pattern, t)]
+    assert not mismatches, [(t, isolated(sc, t), hf_split(pattern, t)) for t in mismatches[:5]]
