@@ -453,3 +453,56 @@ def patterns(draw, depth=0):
     if depth == 0 and draw(st.booleans()):
         seq += "|" + draw(patterns(depth + 1))
     return seq
+
+
+# ---------------------------------------------------------------------------------------------
+# Loops whose body can match nothing through an assertion (compiler regression class)
+# ---------------------------------------------------------------------------------------------
+
+# An iteration that matched nothing ends the loop; when it went through a pending assertion
+# (a possessive X?+ is X? then (?!X), or (?=C) (?!C) $ written inside the body), that is only
+# known at the next character, so the loop's "nothing consumed" state must travel with the
+# thread. Nested, lazy, greedy and possessive variants; each pattern is checked on
+# NULLABLE_LOOP_TEXTS (every string of up to 4 characters over their alphabet, and longer).
+NULLABLE_LOOP_ASSERTION_PATTERNS = [
+    r"\S(?:\W??(?:a?+)a?)*a?",  # found by hypothesis: '1/' gave ['1/'], regex gives ['1', '/']
+    r"\S(?:\W??(?:a?)a?)*a?",
+    r"\S(?:\W??a?+)*a?",
+    r"\S(?:\W??a?+)*?a?",
+    r"\S(?:\W?a?+)*a?",
+    r"\S(?:\W??a*+)*a?",
+    r"\S(?:\W??a{0,2}+)*a?",
+    r"\S(?:\W??(?!b)a?)*a?",
+    r"\S(?:\W??(?:(?=a)|b?)a?)*a?",
+    r"\S(?:\W??(?:a?$|b?))*a?",
+    r"\S(?:\W??(?:b|a?+))*?$",
+    r"\S(?:\W??(?:a??(?!b))*a?)*a?",
+    r"\S(?:(?:\W??a?+)*?b?)*a",
+    r"\S(?:(?:\W??a?+)*(?!1))*",
+    r"\S(?:(?:\W??(?=a))?a?)*",
+    r"x(?:\s??(?!\S)a?)*",
+    r"\S(?:[/ ]??(?!a)b?)+?1?",
+    r"(?:a?+b??)+b",
+    r"(?:\W??a?+)*\S",
+    r"(?:(?!a)\W??b?)*\S",
+    r"(?:\W??(?=\S)b?)*\S",
+    r"(?:a??(?!b)|\W)+?\S",
+    r"(?:\s??(?:a?+|b??)(?!x)|/)*?[ab1]",
+    r"\S(?:\W??(?:(?:a?+)*?b?)*)*1?",
+    r"\S(?:\W??a?+)+a?",
+    r"\S(?:\W??a?+)+?a?",
+    r"\S(?:\W??(?!b)a?){2,}a?",
+    r"\S(?:(?:\W??a?+){0,2}b?)*a",
+    r"(?:\W??(?=\S)b?){1,3}\S",
+]
+
+
+def _all_strings(alphabet: str, max_len: int) -> list[str]:
+    out = [""]
+    for _ in range(max_len):
+        out += [s + ch for s in out if len(s) == max(map(len, out)) for ch in alphabet]
+    return out
+
+
+NULLABLE_LOOP_TEXTS = _all_strings("ab1/ x", 4) + [
+    "1/a", "x//", "a/a/", "aa//a", "a/ab/b1 /xa a", "ba//ab  x/1a", "1/a/b/ab/aab//bba x", "//aa//bb//11"]

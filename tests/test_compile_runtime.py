@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from conftest import REPO, available_impls, current_impl, force_impl, load_corpus
+from strategies import NULLABLE_LOOP_ASSERTION_PATTERNS, NULLABLE_LOOP_TEXTS
 from strategies import REJECTED_BY_DESIGN, hard_bytes, hard_text, oracle, oracle_split_bytes, patterns
 
 import scantok
@@ -77,6 +78,15 @@ def test_handwritten_patterns_match_regex(pattern, text, each_impl):
 @given(data=hard_bytes(max_fragments=30))
 def test_handwritten_patterns_on_bytes(pattern, data):
     assert compiled(pattern).split_bytes(data) == oracle_split_bytes(pattern, data)
+
+
+@pytest.mark.parametrize("pattern", NULLABLE_LOOP_ASSERTION_PATTERNS)
+def test_empty_iteration_through_an_assertion_ends_the_loop(pattern, each_impl):
+    sc, ref = compiled(pattern), oracle(pattern)
+    mismatches = [t for t in NULLABLE_LOOP_TEXTS if sc.split(t) != ref.findall(t)]
+    assert not mismatches, [(t, sc.split(t), ref.findall(t)) for t in mismatches[:5]]
+    long_text = "".join(NULLABLE_LOOP_TEXTS)  # SIMD paths and long runs
+    assert sc.spans(long_text) == [m.span() for m in ref.finditer(long_text)]
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -456,3 +466,10 @@ def _image_cache() -> bytes:
     if not _IMG:
         _IMG.append(runtime.build_image(LLAMA3, "regex", "16.0.0"))
     return _IMG[0]
+
+
+@pytest.mark.parametrize("pattern", NULLABLE_LOOP_ASSERTION_PATTERNS)
+def test_onig_empty_iteration_through_an_assertion_ends_the_loop(pattern):
+    sc = compiled(pattern, "onig")
+    mismatches = [t for t in NULLABLE_LOOP_TEXTS if isolated(sc, t) != hf_split(pattern, t)]
+    assert not mismatches, [(t, isolated(sc, t), hf_split(pattern, t)) for t in mismatches[:5]]

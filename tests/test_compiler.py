@@ -23,7 +23,8 @@ def ucd():
         pytest.skip(f"UCD files not available: {e}")
 
 
-from strategies import REJECTED_BY_DESIGN, oracle, patterns  # noqa: E402  (oracle: $ → \Z)
+from strategies import (  # noqa: E402  (oracle: $ → \Z)
+    NULLABLE_LOOP_ASSERTION_PATTERNS, NULLABLE_LOOP_TEXTS, REJECTED_BY_DESIGN, oracle, patterns)
 
 
 # ---- PatternError: every unsupported construct is named, with its offset ----------------
@@ -172,6 +173,9 @@ def _simulator(ucd, pattern):
 @given(pattern=patterns(), texts=st.lists(TEXT, min_size=3, max_size=3))
 # a loop whose body can match nothing: an empty iteration ends the loop (found by this test)
 @example(pattern="(?:\\S??)*\\S", texts=["11", "1 22 333", ""])
+# ... also when it went through a pending assertion (a?+ is a? then (?!a)), resolved only at
+# the next character (found by this test)
+@example(pattern="\\S(?:\\W??(?:a?+)a?)*a?", texts=["1/", "1/a", "x//"])
 def test_dfa_matches_regex_on_generated_patterns(ucd, pattern, texts):
     try:
         dfa = compile_pattern(pattern, ucd)
@@ -200,3 +204,12 @@ def test_loops_with_nullable_bodies(ucd, pattern):
     sim, ref = Simulator(dfa), oracle(pattern)
     for text in ["", "a", "aa", "aab", "ab", "ba", "abab", "11", "1 22", "xyy", "xy y", " a b ", "aaa b"]:
         assert sim.findall(text) == ref.findall(text), (pattern, text)
+
+
+@pytest.mark.parametrize("pattern", NULLABLE_LOOP_ASSERTION_PATTERNS)
+def test_empty_iteration_through_an_assertion_ends_the_loop(ucd, pattern):
+    """The loop's "nothing consumed since its head" travels with a thread that waits on an
+    assertion to the next character, where the empty iteration is recognised."""
+    sim, ref = Simulator(compile_pattern(pattern, ucd)), oracle(pattern)
+    mismatches = [t for t in NULLABLE_LOOP_TEXTS if sim.findall(t) != ref.findall(t)]
+    assert not mismatches, [(t, sim.findall(t), ref.findall(t)) for t in mismatches[:5]]

@@ -52,34 +52,55 @@ def determinize(nfa: NFA) -> DFA:
     classes = partition(nfa.sets)
     members = [[cls.ranges[0][0] in s for cls in classes] for s in nfa.sets]
 
-    def closure(q: int, out: list[int], seen: set[int]) -> bool:
-        """Append q's leaf threads to `out` in priority order; True if a match was reached.
-        Depth first; `path` holds the splits being explored, so a loop's "back" state knows
-        whether its head was entered in this closure (the iteration consumed nothing: leave
-        the loop) or before the last character (iterate again)."""
-        stack: list = [q]
-        path: set[int] = set()
+    # A thread is an NFA state plus the unbounded loops it entered with nothing consumed since
+    # (its "fresh" loops): at a loop's "back" state that decides between leaving the loop (the
+    # iteration matched nothing) and iterating again. It belongs to the thread, not to one
+    # closure, because a pending lookahead carries it to the next position's closure. Only
+    # loops enclosing the state matter, so a thread is the plain state id when none does,
+    # and the DFA states of patterns without such loops are unchanged.
+    loop_heads = {head for head, _ in nfa.loops}
+    enclosing = [frozenset(head for head, end in nfa.loops if head < q < end)
+                 for q in range(len(states))]
+    no_loops: frozenset[int] = frozenset()
+
+    def thread(q: int, fresh: frozenset[int]):
+        fresh = fresh & enclosing[q]
+        return (q, fresh) if fresh else q
+
+    def unpack(item) -> tuple[int, frozenset[int]]:
+        return (item, no_loops) if isinstance(item, int) else item
+
+    def closure(item, out: list, seen: set) -> bool:
+        """Append the leaf threads reachable from thread `item` without consuming to `out`,
+        in priority order (depth first); True if a match was reached. `seen` holds threads
+        already explored at this position: a later arrival has the same future and a lower
+        priority. Char and match threads drop their fresh loops (consuming resets them)."""
+        stack: list = [item]
         while stack:
-            q = stack.pop()
-            if isinstance(q, tuple):  # ("done", split): its subtree is explored
-                path.discard(q[1])
-                continue
+            q, fresh = unpack(stack.pop())
             st = states[q]
             if st.kind == "back":
-                stack.append(st.next[1] if st.next[0] in path else st.next[0])
+                head, after = st.next
+                stack.append(thread(after, fresh) if head in fresh else thread(head, fresh))
                 continue
-            if q in seen:
+            item = q if st.kind in ("char", "match") else thread(q, fresh)
+            if item in seen:
                 continue
-            seen.add(q)
+            seen.add(item)
             if st.kind in ("eps", "split"):
-                path.add(q)
-                stack.append(("done", q))
-                stack.extend(reversed(st.next))
+                if q in loop_heads:
+                    fresh = fresh | {q}
+                stack.extend(thread(n, fresh) for n in reversed(st.next))
             else:
-                out.append(q)
+                out.append(item)
                 if st.kind == "match":
                     return True
         return False
+
+    def resolve(item, out: list) -> None:
+        """Expand what a look thread leads to once its assertion holds, with its fresh loops."""
+        q, fresh = unpack(item)
+        closure(thread(states[q].next[0], fresh), out, set())
 
     def look_holds(st, c) -> bool:
         if st.look == "end":
@@ -87,26 +108,26 @@ def determinize(nfa: NFA) -> DFA:
         inside = c is not None and members[st.set][c]
         return inside if st.look == "in" else not inside
 
-    def step(items: tuple[int, ...], c: int) -> tuple[tuple[int, ...], bool]:
-        nxt: list[int] = []
-        seen_next: set[int] = set()
-        seen_here: set[int] = set()
+    def step(items: tuple, c: int) -> tuple[tuple, bool]:
+        nxt: list = []
+        seen_next: set = set()
+        seen_here: set = set()
         match_before = False
 
         def walk(threads) -> None:
             nonlocal match_before
-            for q in threads:
-                if q in seen_here:
+            for item in threads:
+                if item in seen_here:
                     continue
-                seen_here.add(q)
-                st = states[q]
+                seen_here.add(item)
+                st = states[unpack(item)[0]]
                 if st.kind == "char":
                     if members[st.set][c] and closure(st.next[0], nxt, seen_next):
                         raise _Stop
                 elif st.kind == "look":
                     if look_holds(st, c):
-                        expanded: list[int] = []
-                        closure(st.next[0], expanded, set())
+                        expanded: list = []
+                        resolve(item, expanded)
                         walk(expanded)
                 elif st.kind == "match":
                     match_before = True
@@ -118,24 +139,24 @@ def determinize(nfa: NFA) -> DFA:
             pass
         return tuple(nxt), match_before
 
-    def at_end(items, seen: set[int]) -> bool:
-        for q in items:
-            if q in seen:
+    def at_end(items, seen: set) -> bool:
+        for item in items:
+            if item in seen:
                 continue
-            seen.add(q)
-            st = states[q]
+            seen.add(item)
+            st = states[unpack(item)[0]]
             if st.kind == "match":
                 return True
             if st.kind == "look" and st.look != "in":  # (?!C) and $ hold at end of text
-                expanded: list[int] = []
-                closure(st.next[0], expanded, set())
+                expanded: list = []
+                resolve(item, expanded)
                 if at_end(expanded, seen):
                     return True
         return False
 
     start_items: list[int] = []
     closure(nfa.start, start_items, set())
-    index: dict[tuple[int, ...], int] = {(): 0, tuple(start_items): 1}
+    index: dict[tuple, int] = {(): 0, tuple(start_items): 1}
     order = [(), tuple(start_items)]
     trans: list[list[tuple[int, bool]]] = []
     i = 0

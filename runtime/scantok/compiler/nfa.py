@@ -29,6 +29,8 @@ class NFA:
         self.sets: list[CharSet] = []
         self._set_index: dict[CharSet, int] = {}
         self.start = -1
+        # (head, end) of each unbounded loop: its back state and body are the ids in (head, end)
+        self.loops: list[tuple[int, int]] = []
 
     def add(self, state: State) -> int:
         self.states.append(state)
@@ -81,6 +83,7 @@ def build(tree: Node) -> NFA:
                 loop = nfa.add(State("split"))
                 back = nfa.add(State("back", next=[loop, nxt]))
                 body = compile_node(node.item, back)
+                nfa.loops.append((loop, len(nfa.states)))
                 nfa.states[loop].next = [nxt, body] if lazy else [body, nxt]
                 entry = loop
             else:
