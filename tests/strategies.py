@@ -430,28 +430,38 @@ QUANTS = ["", "", "?", "*", "+", "??", "*?", "+?", "?+", "*+", "++", "{1,3}", "{
 REJECTED_BY_DESIGN = ("empty string", "zero-width assertion")
 
 
+# Under (?i) the `regex` module gives \p{Lu}/\p{Ll}/\p{Lt} the meaning \p{LC} and folds no other
+# property, where tiktoken's engine (and scantok) closes the property's set under simple case
+# folding: (?i:\p{Lu}) does not match U+1F88 in tiktoken, does in `regex`; (?i:\p{M}) matches
+# 'ι' in tiktoken, not in `regex`. Those atoms are therefore not drawn inside (?i:...) here;
+# tests/test_compile_runtime.py::test_case_insensitive_properties_follow_tiktoken checks them against
+# tiktoken on every code point instead.
+CASE_DIVERGENT_ATOMS = (r"\p{L}", r"\p{Lu}", r"\p{M}")
+ATOMS_CASELESS = [a for a in ATOMS if a not in CASE_DIVERGENT_ATOMS]
+
+
 @st.composite
-def patterns(draw, depth=0):
+def patterns(draw, depth=0, caseless=False):
     parts = []
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.integers(0, 9 if depth < 2 else 6))
         if kind <= 5:
-            atom = draw(st.sampled_from(ATOMS))
+            atom = draw(st.sampled_from(ATOMS_CASELESS if caseless else ATOMS))
             q = draw(st.sampled_from(QUANTS))
             parts.append(atom + q)
         elif kind == 6:
             parts.append(draw(st.sampled_from([r"(?=\s)", r"(?!\S)", r"(?!a)", r"(?=\p{L})", "$"])))
         elif kind == 7:
-            inner = draw(patterns(depth + 1))
+            inner = draw(patterns(depth + 1, caseless))
             q = draw(st.sampled_from(["", "?", "*", "+", "??", "{1,2}"]))
             parts.append(f"(?:{inner}){q}")
         elif kind == 8:
-            parts.append(f"(?i:{draw(patterns(depth + 1))})")
+            parts.append(f"(?i:{draw(patterns(depth + 1, True))})")
         else:
-            parts.append(f"(?:{draw(patterns(depth + 1))}|{draw(patterns(depth + 1))})")
+            parts.append(f"(?:{draw(patterns(depth + 1, caseless))}|{draw(patterns(depth + 1, caseless))})")
     seq = "".join(parts)
     if depth == 0 and draw(st.booleans()):
-        seq += "|" + draw(patterns(depth + 1))
+        seq += "|" + draw(patterns(depth + 1, caseless))
     return seq
 
 

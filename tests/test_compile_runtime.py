@@ -473,3 +473,20 @@ def test_onig_empty_iteration_through_an_assertion_ends_the_loop(pattern):
     sc = compiled(pattern, "onig")
     mismatches = [t for t in NULLABLE_LOOP_TEXTS if isolated(sc, t) != hf_split(pattern, t)]
     assert not mismatches, [(t, isolated(sc, t), hf_split(pattern, t)) for t in mismatches[:5]]
+
+
+@pytest.mark.parametrize("prop", [r"\p{Lu}", r"\P{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{L}", r"\p{M}", r"\p{N}"])
+def test_case_insensitive_properties_follow_tiktoken(prop):
+    """Under (?i) a property is its set closed under simple case folding, as tiktoken's engine
+    has it, on every code point (the `regex` module differs here: it reads \\p{Lu}/\\p{Ll}/\\p{Lt}
+    as \\p{LC} and folds no other property, so the generated-pattern tests leave these out).
+    tiktoken drops what its pattern does not match, so decoding its ids gives the matched
+    characters in order."""
+    import tiktoken
+
+    pattern = f"(?i:{prop})"
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    ranks = {bytes([b]): b for b in range(256)}
+    enc = tiktoken.Encoding("case-probe", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    expected = enc.decode(enc.encode_ordinary(everything))
+    assert "".join(scantok.compile(pattern).split(everything)) == expected
