@@ -89,17 +89,14 @@ def _cache_dir() -> tuple[str, bool]:
 
 def _known_rank_file(blobpath: str, expected_hash: str | None) -> bytes | None:
     """One of OpenAI's rank files from scantok's copies (no download), or None."""
-    import inspect
-
     from .registry import RANK_FILES
     from .vocab import VocabError, find_rank_file
 
     for file_name, (url, sha) in RANK_FILES.items():
         if url == blobpath and expected_hash in (None, sha):
             # no url: scantok's copies only, never a download from here
-            kw = {"bundled": True} if "bundled" in inspect.signature(find_rank_file).parameters else {}
             try:
-                data, _where = find_rank_file(file_name, sha256=sha, **kw)
+                data, _where = find_rank_file(file_name, sha256=sha, bundled=True)
             except (VocabError, OSError):
                 return None
             return data
