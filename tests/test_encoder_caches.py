@@ -286,3 +286,34 @@ def test_recurring_hard_text_is_exact(texts, passes):
     for _ in range(passes):
         for t in texts:
             same(enc.encode_ordinary(t), ref.encode_ordinary(t), t)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_non_ascii_str_keeps_its_utf8_and_stays_exact(name, monkeypatch):
+    """A long non-ASCII str is read through CPython's own UTF-8 of it (kept in the str), so a
+    document encoded again is not converted again; lone surrogates still get tiktoken's
+    fix-up, and a str above _KEEP_UTF8_MAX takes a temporary copy: all give tiktoken's ids."""
+    from scantok import encoding as encoding_module
+
+    enc, want = scantok.get_encoding(name), tiktoken_encoding(name)
+    base = load_corpus("multi")[:40_000]
+    texts = [base, "é" + base, base[:20_000] + "\ud800" + base[20_000:], "🙂 " * 9000]
+    for text in texts:
+        for _ in range(2):  # the second call reads the UTF-8 kept by the first
+            assert enc.encode_ordinary(text) == want.encode_ordinary(text)
+            assert enc.encode_ordinary_to_numpy(text).tolist() == want.encode_ordinary(text)
+            assert enc.count(text) == len(want.encode_ordinary(text))
+    monkeypatch.setattr(encoding_module, "_KEEP_UTF8_MAX", 1 << 14)
+    for text in texts:
+        assert enc.encode_ordinary(text) == want.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("limit", [0, 1, 31, 32, 33, 64, 1000])
+def test_count_until_stops_inside_and_across_batches(limit):
+    """The fused loop takes pieces in batches of 32: count_until must stop at the same
+    piece whichever batch the limit falls in, on hits and on misses."""
+    enc, want = scantok.get_encoding("o200k_base"), tiktoken_encoding("o200k_base")
+    text = load_corpus("en")[:30_000]
+    n = len(want.encode_ordinary(text))
+    for _ in range(2):  # cold, then every piece a cache hit
+        assert enc.count_until(text, limit, disallowed_special=()) == min(n, limit + 1)

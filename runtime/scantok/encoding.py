@@ -93,10 +93,24 @@ def _utf8(text: str) -> bytes:
         raise TypeError(f"expected str, got {type(text).__name__}") from None
 
 
+# A non-ASCII str of up to this many characters gets its UTF-8 made by CPython and kept in the
+# str itself (PyUnicode_AsUTF8AndSize; freed with the str), so a text encoded again, as
+# documents are across passes and tokenizers, is not converted again. Longer str get a
+# temporary copy: the kept UTF-8 would outlive the call at the size of the text.
+_KEEP_UTF8_MAX = 1 << 22
+
+
 def _utf8_view(text: str) -> "bytes | _Utf8InPlace":
-    """text's UTF-8 for one encoder call: in place for a long ASCII str, else a copy."""
-    if type(text) is str and len(text) >= _IN_PLACE_MIN and text.isascii():
-        return _Utf8InPlace(text)
+    """text's UTF-8 for one encoder call: in place for a long ASCII str, CPython's own UTF-8 of
+    the str for a non-ASCII one up to _KEEP_UTF8_MAX characters, else a copy."""
+    if type(text) is str and len(text) >= _IN_PLACE_MIN:
+        if text.isascii():
+            return _Utf8InPlace(text)
+        if len(text) <= _KEEP_UTF8_MAX:
+            try:
+                return _Utf8InPlace(text)
+            except UnicodeEncodeError:
+                pass  # lone surrogates: tiktoken's fix-up below
     return _utf8(text)
 
 

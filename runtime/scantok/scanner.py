@@ -53,9 +53,10 @@ _IN_PLACE_MIN = 1 << 14  # below this a copy costs less than reading the str in 
 
 
 class _Utf8InPlace:
-    """The UTF-8 of a long ASCII str, read where CPython keeps it: an ASCII str stores its
+    """The UTF-8 of a long str, read where CPython keeps it: an ASCII str stores its
     characters as bytes, which are its UTF-8, so encoding and counting need no copy (the
-    copy cost as much as the scan, and as much memory as the text)."""
+    copy cost as much as the scan, and as much memory as the text); for another str CPython
+    makes its UTF-8 once and keeps it in the str (UnicodeEncodeError for lone surrogates)."""
 
     __slots__ = ("ptr", "n", "text")
 

@@ -70,8 +70,9 @@ fail:
 
 /* str_utf8(s) -> (address, n): the UTF-8 of str s as CPython holds it, without a copy when s
    is ASCII (its characters are then stored as bytes, which are its UTF-8). The memory belongs
-   to s: valid while the caller keeps s alive. The caller calls it for ASCII str only (for
-   other str CPython would make the UTF-8 and keep it in s for s's lifetime). */
+   to s: valid while the caller keeps s alive. For another str CPython makes the UTF-8 and
+   keeps it in s for s's lifetime, so the caller bounds the size of such str (encoding.py's
+   _KEEP_UTF8_MAX). */
 static PyObject *str_utf8(PyObject *self, PyObject *s) {
     Py_ssize_t n;
     (void)self;
