@@ -191,8 +191,11 @@ typedef struct { size_t i, so, k; uint32_t s, prev; size_t lim; } lane;  /* lim:
 /* Pair steps on both lanes, four bytes per lane per round, until a lane cannot take its
  * next round (lane a also stops at a_stop); returns LANE_A | LANE_B for the lanes that
  * need the general path (count mode: no stores). */
+static const uint8_t *last_match_scalar(const scantok_dfa *d, const uint8_t *start,
+                                        const uint8_t *stop, const uint8_t *end, int flags);
+
 static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                     lane *la, lane *lb)
+                                                     int flags, lane *la, lane *lb)
 {
     const uint32_t *N2 = d->next;
     const uint8_t *F2 = d->flags, *A = d->ascii;
@@ -217,9 +220,13 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
 #define LRARE(L, FLAG) do { \
         const uint8_t *r = L##p; \
         if (pf & P_SLOW) { stuck |= FLAG; goto out; } \
-        if (pf & P_REWIND_PREV) { \
-            if (!(L##prev & P_MATCH1)) { stuck |= FLAG; goto out; } \
-            r = L##p - 1; \
+        if (pf & P_REWIND_PREV && L##prev & P_MATCH1) r = L##p - 1; \
+        else if (pf & P_REWIND_PREV) { \
+            /* The last match is further back (a run after a newline, say): replay the \
+             * piece here rather than leave the loop.  The die is at c0 or c1 with no \
+             * match at c0 either way, so replaying up to c1 finds the same match. */ \
+            r = last_match_scalar(d, L##so, L##p + 1, data + n, flags); \
+            if (r <= L##so) { stuck |= FLAG; goto out; } \
         } \
         L##k++; \
         L##so = L##p = r; \
@@ -484,7 +491,7 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
     la.lim = mid;
     lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
     while (!done_a || !done_b) {
-        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, &la, &lb) : LANE_A | LANE_B;
+        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
         if (!done_a && (stuck & LANE_A)) {
             if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
             if (la.i >= mid) done_a = 1;
@@ -703,7 +710,7 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
     la.lim = mid;
     lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
     while (!done_a || !done_b) {
-        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, &la, &lb) : LANE_A | LANE_B;
+        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
         if (!done_a && (stuck & LANE_A)) {
             if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
             if (la.i >= mid) done_a = 1;
@@ -922,7 +929,7 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
     la.lim = mid;
     lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
     while (!done_a || !done_b) {
-        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, &la, &lb) : LANE_A | LANE_B;
+        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
         if (!done_a && (stuck & LANE_A)) {
             if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
             if (la.i >= mid) done_a = 1;
