@@ -67,6 +67,10 @@ invalid:
 #define MODE_STARTS 1
 #define MODE_ENDS   2
 
+/* Replays a piece to find its last match (one per instruction set, defined below). */
+static const uint8_t *last_match_scalar(const scantok_dfa *d, const uint8_t *start,
+                                        const uint8_t *stop, const uint8_t *end, int flags);
+
 /* The pair loop: two ASCII characters per step, pieces emitted without a branch: the
  * stores always happen (the two slots past the last piece are free: k <= so <= i and
  * i + 1 < n), and k only advances at a boundary.  Returns at the first pair it cannot
@@ -86,7 +90,7 @@ static inline size_t select_if(uint32_t c, size_t a, size_t b)
 }
 
 static inline __attribute__((always_inline)) void
-pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, uint32_t *starts, uint32_t *ends,
+pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32_t *starts, uint32_t *ends,
           pair_ctx *c, const int mode)
 {
     const uint32_t *N2 = d->next;
@@ -132,9 +136,12 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, uint32_t *starts,
         {
             size_t r = i;
             if (pf & P_SLOW) break;
-            if (pf & P_REWIND_PREV) {
-                if (!(prev & P_MATCH1)) break;
-                r = i - 1;
+            if (pf & P_REWIND_PREV && prev & P_MATCH1) r = i - 1;
+            else if (pf & P_REWIND_PREV) {
+                /* The last match is further back: replay the piece (see pair_steps_dual). */
+                const uint8_t *m = last_match_scalar(d, data + so, data + i + 1, data + n, flags);
+                if (m <= data + so) break;
+                r = (size_t)(m - data);
             }
             if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
             if (mode & MODE_ENDS) ends[k] = (uint32_t)r;
@@ -148,30 +155,30 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, uint32_t *starts,
     c->i = i; c->so = so; c->k = k; c->s = st;
 }
 
-typedef void (*pair_fn)(const scantok_dfa *, const uint8_t *, size_t, uint32_t *, uint32_t *, pair_ctx *);
+typedef void (*pair_fn)(const scantok_dfa *, const uint8_t *, size_t, int, uint32_t *, uint32_t *, pair_ctx *);
 
 static __attribute__((noinline)) void pair_steps_0(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 0);
+    pair_body(d, data, n, flags, starts, ends, c, 0);
 }
 
 static __attribute__((noinline)) void pair_steps_1(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 1);
+    pair_body(d, data, n, flags, starts, ends, c, 1);
 }
 
 static __attribute__((noinline)) void pair_steps_2(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 2);
+    pair_body(d, data, n, flags, starts, ends, c, 2);
 }
 
 static __attribute__((noinline)) void pair_steps_3(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 3);
+    pair_body(d, data, n, flags, starts, ends, c, 3);
 }
 
 static const pair_fn pair_steps[4] = { pair_steps_0, pair_steps_1, pair_steps_2, pair_steps_3 };
@@ -191,9 +198,6 @@ typedef struct { size_t i, so, k; uint32_t s, prev; size_t lim; } lane;  /* lim:
 /* Pair steps on both lanes, four bytes per lane per round, until a lane cannot take its
  * next round (lane a also stops at a_stop); returns LANE_A | LANE_B for the lanes that
  * need the general path (count mode: no stores). */
-static const uint8_t *last_match_scalar(const scantok_dfa *d, const uint8_t *start,
-                                        const uint8_t *stop, const uint8_t *end, int flags);
-
 static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                      int flags, lane *la, lane *lb)
 {
@@ -369,7 +373,7 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
-            pair_steps[mode](d, data, L ? L->lim : n, starts, ends, &c);
+            pair_steps[mode](d, data, L ? L->lim : n, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
         if (p >= end) goto at_end;
@@ -582,7 +586,7 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
-            pair_steps[mode](d, data, L ? L->lim : n, starts, ends, &c);
+            pair_steps[mode](d, data, L ? L->lim : n, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
         if (p >= end) goto at_end;
@@ -801,7 +805,7 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
-            pair_steps[mode](d, data, L ? L->lim : n, starts, ends, &c);
+            pair_steps[mode](d, data, L ? L->lim : n, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
         if (p >= end) goto at_end;
