@@ -209,13 +209,17 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
     const uint8_t *ap = data + la->i, *aso = data + la->so, *bp = data + lb->i, *bso = data + lb->so;
     size_t ak = la->k, bk = lb->k, x;
     uint32_t ast = la->s, bst = lb->s, aprev = la->prev, bprev = lb->prev, pf;
+    /* A piece starts at so, or at so + 1 if sof has P_START1 (kept apart: fewer operations
+     * per step). */
+    uint32_t asof = 0, bsof = 0;
     int stuck = 0;
 #define LPAIR(L, RARE) do { \
         x = L##st + AX[L##p[0]] + A[L##p[1]]; \
         pf = F2[x]; \
         if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) goto RARE; \
         L##k += pf & P_COUNT; \
-        L##so = (const uint8_t *)select_if(pf & P_COUNT, (size_t)(L##p + ((pf >> 2) & 1)), (size_t)L##so); \
+        L##so = (const uint8_t *)select_if(pf & P_COUNT, (size_t)L##p, (size_t)L##so); \
+        L##sof = (uint32_t)select_if(pf & P_COUNT, pf, L##sof); \
         L##prev = pf; \
         L##st = N2[x]; \
         L##p += 2; \
@@ -223,6 +227,8 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
     /* A rewind the pair block resolves (the piece ends at i or i - 1): as in pair_body. */
 #define LRARE(L, FLAG) do { \
         const uint8_t *r = L##p; \
+        L##so += (L##sof >> 2) & 1; \
+        L##sof = 0; \
         if (pf & P_SLOW) { stuck |= FLAG; goto out; } \
         if (pf & P_REWIND_PREV && L##prev & P_MATCH1) r = L##p - 1; \
         else if (pf & P_REWIND_PREV) { \
@@ -234,6 +240,7 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
         } \
         L##k++; \
         L##so = L##p = r; \
+        L##sof = 0; \
         L##st = d->start; \
         L##prev = 0; \
     } while (0)
@@ -242,8 +249,13 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
         if (bp >= b_stop) stuck |= LANE_B;
         if (stuck) break;
         {
-            uint32_t ma = (ap[0] | ap[1] | ap[2] | ap[3]) & 0x80, mb = (bp[0] | bp[1] | bp[2] | bp[3]) & 0x80;
-            if (ma | mb) { stuck = (ma ? LANE_A : 0) | (mb ? LANE_B : 0); break; }
+            uint32_t wa, wb;
+            memcpy(&wa, ap, 4);
+            memcpy(&wb, bp, 4);
+            if ((wa | wb) & 0x80808080u) {
+                stuck = ((wa & 0x80808080u) ? LANE_A : 0) | ((wb & 0x80808080u) ? LANE_B : 0);
+                break;
+            }
         }
         LPAIR(a, rare_a);
         LPAIR(b, rare_b);
@@ -259,6 +271,8 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
 out:
 #undef LPAIR
 #undef LRARE
+    aso += (asof >> 2) & 1;
+    bso += (bsof >> 2) & 1;
     la->i = (size_t)(ap - data); la->so = (size_t)(aso - data); la->k = ak; la->s = ast; la->prev = aprev;
     lb->i = (size_t)(bp - data); lb->so = (size_t)(bso - data); lb->k = bk; lb->s = bst; lb->prev = bprev;
     return stuck;
