@@ -497,7 +497,8 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0;
+    int done_a = 0, done_b = 0, dual = 1;
+    size_t rounds = 0;
     size_t high = 0;
     for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
     /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
@@ -509,7 +510,10 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
     la.lim = mid;
     lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
     while (!done_a || !done_b) {
-        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
+         * characters outside every piece) run on one at a time, as the one-lane scan does. */
+        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
         if (!done_a && (stuck & LANE_A)) {
             if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
             if (la.i >= mid) done_a = 1;
@@ -716,7 +720,8 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0;
+    int done_a = 0, done_b = 0, dual = 1;
+    size_t rounds = 0;
     size_t high = 0;
     for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
     /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
@@ -728,7 +733,10 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
     la.lim = mid;
     lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
     while (!done_a || !done_b) {
-        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
+         * characters outside every piece) run on one at a time, as the one-lane scan does. */
+        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
         if (!done_a && (stuck & LANE_A)) {
             if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
             if (la.i >= mid) done_a = 1;
@@ -935,7 +943,8 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0;
+    int done_a = 0, done_b = 0, dual = 1;
+    size_t rounds = 0;
     size_t high = 0;
     for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
     /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
@@ -947,7 +956,10 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
     la.lim = mid;
     lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
     while (!done_a || !done_b) {
-        int stuck = (!done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
+         * characters outside every piece) run on one at a time, as the one-lane scan does. */
+        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
         if (!done_a && (stuck & LANE_A)) {
             if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
             if (la.i >= mid) done_a = 1;
