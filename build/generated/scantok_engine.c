@@ -67,6 +67,10 @@ invalid:
 #define MODE_STARTS 1
 #define MODE_ENDS   2
 
+/* Replays a piece to find its last match (one per instruction set, defined below). */
+static const uint8_t *last_match_scalar(const scantok_dfa *d, const uint8_t *start,
+                                        const uint8_t *stop, const uint8_t *end, int flags);
+
 /* The pair loop: two ASCII characters per step, pieces emitted without a branch: the
  * stores always happen (the two slots past the last piece are free: k <= so <= i and
  * i + 1 < n), and k only advances at a boundary.  Returns at the first pair it cannot
@@ -86,7 +90,7 @@ static inline size_t select_if(uint32_t c, size_t a, size_t b)
 }
 
 static inline __attribute__((always_inline)) void
-pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, uint32_t *starts, uint32_t *ends,
+pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32_t *starts, uint32_t *ends,
           pair_ctx *c, const int mode)
 {
     const uint32_t *N2 = d->next;
@@ -132,9 +136,12 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, uint32_t *starts,
         {
             size_t r = i;
             if (pf & P_SLOW) break;
-            if (pf & P_REWIND_PREV) {
-                if (!(prev & P_MATCH1)) break;
-                r = i - 1;
+            if (pf & P_REWIND_PREV && prev & P_MATCH1) r = i - 1;
+            else if (pf & P_REWIND_PREV) {
+                /* The last match is further back: replay the piece (see pair_steps_dual). */
+                const uint8_t *m = last_match_scalar(d, data + so, data + i + 1, data + n, flags);
+                if (m <= data + so) break;
+                r = (size_t)(m - data);
             }
             if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
             if (mode & MODE_ENDS) ends[k] = (uint32_t)r;
@@ -148,33 +155,128 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, uint32_t *starts,
     c->i = i; c->so = so; c->k = k; c->s = st;
 }
 
-typedef void (*pair_fn)(const scantok_dfa *, const uint8_t *, size_t, uint32_t *, uint32_t *, pair_ctx *);
+typedef void (*pair_fn)(const scantok_dfa *, const uint8_t *, size_t, int, uint32_t *, uint32_t *, pair_ctx *);
 
 static __attribute__((noinline)) void pair_steps_0(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 0);
+    pair_body(d, data, n, flags, starts, ends, c, 0);
 }
 
 static __attribute__((noinline)) void pair_steps_1(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 1);
+    pair_body(d, data, n, flags, starts, ends, c, 1);
 }
 
 static __attribute__((noinline)) void pair_steps_2(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 2);
+    pair_body(d, data, n, flags, starts, ends, c, 2);
 }
 
 static __attribute__((noinline)) void pair_steps_3(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                   uint32_t *starts, uint32_t *ends, pair_ctx *c)
+                                                   int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
-    pair_body(d, data, n, starts, ends, c, 3);
+    pair_body(d, data, n, flags, starts, ends, c, 3);
 }
 
 static const pair_fn pair_steps[4] = { pair_steps_0, pair_steps_1, pair_steps_2, pair_steps_3 };
+
+/* Counting a long input runs two lanes in one loop: lane a from the start, lane b from
+ * the middle.  One lane's steps form a chain of dependent loads (state -> next state), so a
+ * second, independent chain in the same loop nearly doubles the work done per cycle.  Lane
+ * b's count is joined to lane a's where both lanes started a piece at the same position
+ * (from there on findall sees the same text), see count_dual_*. */
+typedef struct { size_t i, so, k; uint32_t s, prev; size_t lim; } lane;  /* lim: pair steps stop there */
+
+#define DUAL_MIN (1u << 16)    /* shorter inputs are counted on one lane */
+#define DUAL_WINDOW 1024u       /* bytes after the middle where the lanes look for a common piece start */
+#define LANE_A 1
+#define LANE_B 2
+
+/* Pair steps on both lanes, four bytes per lane per round, until a lane cannot take its
+ * next round (lane a also stops at a_stop); returns LANE_A | LANE_B for the lanes that
+ * need the general path (count mode: no stores). */
+static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint8_t *data, size_t n,
+                                                     int flags, lane *la, lane *lb)
+{
+    const uint32_t *N2 = d->next;
+    const uint8_t *F2 = d->flags, *A = d->ascii;
+    const uint16_t *AX = d->ascii_x;
+    /* Pointers, not offsets: the two lanes' state already needs most of the registers. */
+    const uint8_t *a_stop = data + (la->lim < n - 3 ? la->lim : n - 3), *b_stop = data + n - 3;
+    const uint8_t *ap = data + la->i, *aso = data + la->so, *bp = data + lb->i, *bso = data + lb->so;
+    size_t ak = la->k, bk = lb->k, x;
+    uint32_t ast = la->s, bst = lb->s, aprev = la->prev, bprev = lb->prev, pf;
+    /* A piece starts at so, or at so + 1 if sof has P_START1 (kept apart: fewer operations
+     * per step). */
+    uint32_t asof = 0, bsof = 0;
+    int stuck = 0;
+#define LPAIR(L, RARE) do { \
+        x = L##st + AX[L##p[0]] + A[L##p[1]]; \
+        pf = F2[x]; \
+        if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) goto RARE; \
+        L##k += pf & P_COUNT; \
+        L##so = (const uint8_t *)select_if(pf & P_COUNT, (size_t)L##p, (size_t)L##so); \
+        L##sof = (uint32_t)select_if(pf & P_COUNT, pf, L##sof); \
+        L##prev = pf; \
+        L##st = N2[x]; \
+        L##p += 2; \
+    } while (0)
+    /* A rewind the pair block resolves (the piece ends at i or i - 1): as in pair_body. */
+#define LRARE(L, FLAG) do { \
+        const uint8_t *r = L##p; \
+        L##so += (L##sof >> 2) & 1; \
+        L##sof = 0; \
+        if (pf & P_SLOW) { stuck |= FLAG; goto out; } \
+        if (pf & P_REWIND_PREV && L##prev & P_MATCH1) r = L##p - 1; \
+        else if (pf & P_REWIND_PREV) { \
+            /* The last match is further back (a run after a newline, say): replay the \
+             * piece here rather than leave the loop.  The die is at c0 or c1 with no \
+             * match at c0 either way, so replaying up to c1 finds the same match. */ \
+            r = last_match_scalar(d, L##so, L##p + 1, data + n, flags); \
+            if (r <= L##so) { stuck |= FLAG; goto out; } \
+        } \
+        L##k++; \
+        L##so = L##p = r; \
+        L##sof = 0; \
+        L##st = d->start; \
+        L##prev = 0; \
+    } while (0)
+    for (;;) {
+        if (ap >= a_stop) stuck |= LANE_A;
+        if (bp >= b_stop) stuck |= LANE_B;
+        if (stuck) break;
+        {
+            uint32_t wa, wb;
+            memcpy(&wa, ap, 4);
+            memcpy(&wb, bp, 4);
+            if ((wa | wb) & 0x80808080u) {
+                stuck = ((wa & 0x80808080u) ? LANE_A : 0) | ((wb & 0x80808080u) ? LANE_B : 0);
+                break;
+            }
+        }
+        LPAIR(a, rare_a);
+        LPAIR(b, rare_b);
+        LPAIR(a, rare_a);
+        LPAIR(b, rare_b);
+        continue;
+    rare_a:
+        LRARE(a, LANE_A);
+        continue;
+    rare_b:
+        LRARE(b, LANE_B);
+    }
+out:
+#undef LPAIR
+#undef LRARE
+    aso += (asof >> 2) & 1;
+    bso += (bsof >> 2) & 1;
+    la->i = (size_t)(ap - data); la->so = (size_t)(aso - data); la->k = ak; la->s = ast; la->prev = aprev;
+    lb->i = (size_t)(bp - data); lb->so = (size_t)(bso - data); lb->k = bk; lb->s = bst; lb->prev = bprev;
+    return stuck;
+}
 
 static inline int accel_has(const scantok_accel *a, uint32_t b)
 {
@@ -264,8 +366,11 @@ static const uint8_t *last_match_scalar(const scantok_dfa *d, const uint8_t *sta
 
 static inline __attribute__((always_inline)) size_t
 scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
-                         uint32_t *starts, uint32_t *ends, size_t *consumed, const int mode)
+                         uint32_t *starts, uint32_t *ends, size_t *consumed, const int mode,
+                         lane *L)
 {
+    /* With a lane (count mode), the scan resumes from the lane and returns after one
+     * character of the general path: 1 when the input is done, else 0. */
     const uint32_t P = d->pair;
     const uint32_t *N = d->next + P;
     const uint8_t *F = d->flags + P;
@@ -274,12 +379,15 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     const uint8_t *p = data, *end = data + n, *start = data, *last;
     uint32_t s = s0, f, cls;
     size_t len, k = 0;
+    if (L) { start = data + L->so; p = data + L->i; s = L->s; k = L->k; }
+/* A lane goes back to the two-lane loop when four ASCII bytes follow (or at its limit). */
+#define NEXT { if (L && (end - p < 4 || p >= data + L->lim || !((p[0] | p[1] | p[2] | p[3]) & 0x80))) goto suspend; continue; }
 #define EMIT(a, b) do { if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
                         if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); k++; } while (0)
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
-            pair_steps[mode](d, data, n, starts, ends, &c);
+            pair_steps[mode](d, data, L ? L->lim : n, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
         if (p >= end) goto at_end;
@@ -289,7 +397,7 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         if (__builtin_expect(!(f & (T_SPECIAL | T_ACCEL)), 1)) {
             s = N[s + cls];
             p += len;
-            continue;
+            NEXT
         }
         if (f & T_SPECIAL) {
             if (!(f & T_MATCH)) {
@@ -302,14 +410,14 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                     p = start = start + l;
                 }
                 s = s0;
-                continue;
+                NEXT
             }
             EMIT(start, p);
             start = p;
             s = N[s + cls];
             p += len;
-            if (s == 0) { start = p; s = s0; continue; }  /* this character starts nothing */
-            if (!(f & T_ACCEL)) continue;
+            if (s == 0) { start = p; s = s0; NEXT }  /* this character starts nothing */
+            if (!(f & T_ACCEL)) NEXT
         } else {
             s = N[s + cls];
             p += len;
@@ -319,7 +427,7 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
             const scantok_accel *a = &d->accel[(F[s + info] >> 1) - 1];
             if (p < end && accel_has(a, *p)) p = skip_scalar(a, p + 1, end);
         }
-        continue;
+        NEXT
     at_end:
         if (flags & SCANTOK_PARTIAL) break;  /* the run reached the end: undecided until more input */
         if (start >= end) break;
@@ -331,45 +439,107 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
             p = start = start + l;
         }
         s = s0;
+        NEXT
     }
 #undef EMIT
+#undef NEXT
+    if (L) { L->i = L->so = (size_t)(start - data); L->k = k; L->s = s0; L->prev = 0; return 1; }
     if (consumed) *consumed = (size_t)(start - data);
     return k;
+suspend:
+    L->i = (size_t)(p - data); L->so = (size_t)(start - data); L->k = k; L->s = s; L->prev = 0;
+    return 0;
 }
 
 
 static size_t scan_scalar_0(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 0);
+    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 0, NULL);
 }
 
 
 static size_t scan_scalar_1(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 1);
+    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 1, NULL);
 }
 
 
 static size_t scan_scalar_2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 2);
+    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 2, NULL);
 }
 
 
 static size_t scan_scalar_3(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 3);
+    return scan_body_scalar(d, data, n, flags, starts, ends, consumed, 3, NULL);
 }
 
+
+static __attribute__((noinline)) int lane_step_scalar(const scantok_dfa *d, const uint8_t *data, size_t n,
+                                                          int flags, lane *L)
+{
+    return (int)scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, L);
+}
+
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
+ * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
+ * has reached the middle, it rescans from its current piece's start with piece starts kept,
+ * and the first position where both lanes start a piece joins them: from there on both
+ * count the same pieces.  Without such a position (one piece longer than the window) lane
+ * a scans on alone, so the count is exact either way. */
+static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
+{
+    uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
+    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+    lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
+    int done_a = 0, done_b = 0, dual = 1;
+    size_t rounds = 0;
+    size_t high = 0;
+    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
+    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+    if (high > DUAL_WINDOW / 8) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+    kb0 = scan_body_scalar(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                   &bcons, MODE_STARTS, NULL);
+    if (!kb0 || !bcons) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = mid;
+    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+    while (!done_a || !done_b) {
+        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
+         * characters outside every piece) run on one at a time, as the one-lane scan does. */
+        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
+        if (!done_a && (stuck & LANE_A)) {
+            if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+            if (la.i >= mid) done_a = 1;
+        }
+        if (!done_b && (stuck & LANE_B)) done_b = lane_step_scalar(d, data, n, flags, &lb);
+    }
+    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+    q = la.so;
+    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
+        return la.k + scan_body_scalar(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    ka0 = scan_body_scalar(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                   NULL, &acons, MODE_STARTS, NULL);
+    while (ia < ka0 && ib < kb0) {
+        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
+        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
+        if (pa < pb) ia++; else ib++;
+    }
+    return la.k + scan_body_scalar(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+}
 
 static size_t scan_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
     /* One instance per output mode: counting stores nothing. */
+    if (!starts && !ends && !consumed && !(flags & SCANTOK_PARTIAL) && d->pair && n >= DUAL_MIN)
+        return count_dual_scalar(d, data, n, flags);
     switch ((starts ? MODE_STARTS : 0) | (ends ? MODE_ENDS : 0)) {
     case 0: return scan_scalar_0(d, data, n, flags, starts, ends, consumed);
     case 1: return scan_scalar_1(d, data, n, flags, starts, ends, consumed);
@@ -413,8 +583,11 @@ static const uint8_t *last_match_sse2(const scantok_dfa *d, const uint8_t *start
 __attribute__((target("sse2")))
 static inline __attribute__((always_inline)) size_t
 scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
-                         uint32_t *starts, uint32_t *ends, size_t *consumed, const int mode)
+                         uint32_t *starts, uint32_t *ends, size_t *consumed, const int mode,
+                         lane *L)
 {
+    /* With a lane (count mode), the scan resumes from the lane and returns after one
+     * character of the general path: 1 when the input is done, else 0. */
     const uint32_t P = d->pair;
     const uint32_t *N = d->next + P;
     const uint8_t *F = d->flags + P;
@@ -423,12 +596,15 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     const uint8_t *p = data, *end = data + n, *start = data, *last;
     uint32_t s = s0, f, cls;
     size_t len, k = 0;
+    if (L) { start = data + L->so; p = data + L->i; s = L->s; k = L->k; }
+/* A lane goes back to the two-lane loop when four ASCII bytes follow (or at its limit). */
+#define NEXT { if (L && (end - p < 4 || p >= data + L->lim || !((p[0] | p[1] | p[2] | p[3]) & 0x80))) goto suspend; continue; }
 #define EMIT(a, b) do { if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
                         if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); k++; } while (0)
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
-            pair_steps[mode](d, data, n, starts, ends, &c);
+            pair_steps[mode](d, data, L ? L->lim : n, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
         if (p >= end) goto at_end;
@@ -438,7 +614,7 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         if (__builtin_expect(!(f & (T_SPECIAL | T_ACCEL)), 1)) {
             s = N[s + cls];
             p += len;
-            continue;
+            NEXT
         }
         if (f & T_SPECIAL) {
             if (!(f & T_MATCH)) {
@@ -451,14 +627,14 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                     p = start = start + l;
                 }
                 s = s0;
-                continue;
+                NEXT
             }
             EMIT(start, p);
             start = p;
             s = N[s + cls];
             p += len;
-            if (s == 0) { start = p; s = s0; continue; }  /* this character starts nothing */
-            if (!(f & T_ACCEL)) continue;
+            if (s == 0) { start = p; s = s0; NEXT }  /* this character starts nothing */
+            if (!(f & T_ACCEL)) NEXT
         } else {
             s = N[s + cls];
             p += len;
@@ -468,7 +644,7 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
             const scantok_accel *a = &d->accel[(F[s + info] >> 1) - 1];
             if (p < end && accel_has(a, *p)) p = skip_sse2(a, p + 1, end);
         }
-        continue;
+        NEXT
     at_end:
         if (flags & SCANTOK_PARTIAL) break;  /* the run reached the end: undecided until more input */
         if (start >= end) break;
@@ -480,10 +656,16 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
             p = start = start + l;
         }
         s = s0;
+        NEXT
     }
 #undef EMIT
+#undef NEXT
+    if (L) { L->i = L->so = (size_t)(start - data); L->k = k; L->s = s0; L->prev = 0; return 1; }
     if (consumed) *consumed = (size_t)(start - data);
     return k;
+suspend:
+    L->i = (size_t)(p - data); L->so = (size_t)(start - data); L->k = k; L->s = s; L->prev = 0;
+    return 0;
 }
 
 
@@ -491,7 +673,7 @@ __attribute__((target("sse2")))
 static size_t scan_sse2_0(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 0);
+    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 0, NULL);
 }
 
 
@@ -499,7 +681,7 @@ __attribute__((target("sse2")))
 static size_t scan_sse2_1(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 1);
+    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 1, NULL);
 }
 
 
@@ -507,7 +689,7 @@ __attribute__((target("sse2")))
 static size_t scan_sse2_2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 2);
+    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 2, NULL);
 }
 
 
@@ -515,14 +697,72 @@ __attribute__((target("sse2")))
 static size_t scan_sse2_3(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 3);
+    return scan_body_sse2(d, data, n, flags, starts, ends, consumed, 3, NULL);
 }
 
+
+__attribute__((target("sse2")))
+static __attribute__((noinline)) int lane_step_sse2(const scantok_dfa *d, const uint8_t *data, size_t n,
+                                                          int flags, lane *L)
+{
+    return (int)scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, L);
+}
+
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
+ * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
+ * has reached the middle, it rescans from its current piece's start with piece starts kept,
+ * and the first position where both lanes start a piece joins them: from there on both
+ * count the same pieces.  Without such a position (one piece longer than the window) lane
+ * a scans on alone, so the count is exact either way. */
+__attribute__((target("sse2")))
+static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
+{
+    uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
+    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+    lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
+    int done_a = 0, done_b = 0, dual = 1;
+    size_t rounds = 0;
+    size_t high = 0;
+    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
+    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+    if (high > DUAL_WINDOW / 8) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+    kb0 = scan_body_sse2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                   &bcons, MODE_STARTS, NULL);
+    if (!kb0 || !bcons) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = mid;
+    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+    while (!done_a || !done_b) {
+        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
+         * characters outside every piece) run on one at a time, as the one-lane scan does. */
+        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
+        if (!done_a && (stuck & LANE_A)) {
+            if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+            if (la.i >= mid) done_a = 1;
+        }
+        if (!done_b && (stuck & LANE_B)) done_b = lane_step_sse2(d, data, n, flags, &lb);
+    }
+    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+    q = la.so;
+    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
+        return la.k + scan_body_sse2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    ka0 = scan_body_sse2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                   NULL, &acons, MODE_STARTS, NULL);
+    while (ia < ka0 && ib < kb0) {
+        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
+        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
+        if (pa < pb) ia++; else ib++;
+    }
+    return la.k + scan_body_sse2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+}
 
 static size_t scan_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
     /* One instance per output mode: counting stores nothing. */
+    if (!starts && !ends && !consumed && !(flags & SCANTOK_PARTIAL) && d->pair && n >= DUAL_MIN)
+        return count_dual_sse2(d, data, n, flags);
     switch ((starts ? MODE_STARTS : 0) | (ends ? MODE_ENDS : 0)) {
     case 0: return scan_sse2_0(d, data, n, flags, starts, ends, consumed);
     case 1: return scan_sse2_1(d, data, n, flags, starts, ends, consumed);
@@ -566,8 +806,11 @@ static const uint8_t *last_match_avx2(const scantok_dfa *d, const uint8_t *start
 __attribute__((target("avx2")))
 static inline __attribute__((always_inline)) size_t
 scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
-                         uint32_t *starts, uint32_t *ends, size_t *consumed, const int mode)
+                         uint32_t *starts, uint32_t *ends, size_t *consumed, const int mode,
+                         lane *L)
 {
+    /* With a lane (count mode), the scan resumes from the lane and returns after one
+     * character of the general path: 1 when the input is done, else 0. */
     const uint32_t P = d->pair;
     const uint32_t *N = d->next + P;
     const uint8_t *F = d->flags + P;
@@ -576,12 +819,15 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     const uint8_t *p = data, *end = data + n, *start = data, *last;
     uint32_t s = s0, f, cls;
     size_t len, k = 0;
+    if (L) { start = data + L->so; p = data + L->i; s = L->s; k = L->k; }
+/* A lane goes back to the two-lane loop when four ASCII bytes follow (or at its limit). */
+#define NEXT { if (L && (end - p < 4 || p >= data + L->lim || !((p[0] | p[1] | p[2] | p[3]) & 0x80))) goto suspend; continue; }
 #define EMIT(a, b) do { if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
                         if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); k++; } while (0)
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
-            pair_steps[mode](d, data, n, starts, ends, &c);
+            pair_steps[mode](d, data, L ? L->lim : n, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
         if (p >= end) goto at_end;
@@ -591,7 +837,7 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         if (__builtin_expect(!(f & (T_SPECIAL | T_ACCEL)), 1)) {
             s = N[s + cls];
             p += len;
-            continue;
+            NEXT
         }
         if (f & T_SPECIAL) {
             if (!(f & T_MATCH)) {
@@ -604,14 +850,14 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                     p = start = start + l;
                 }
                 s = s0;
-                continue;
+                NEXT
             }
             EMIT(start, p);
             start = p;
             s = N[s + cls];
             p += len;
-            if (s == 0) { start = p; s = s0; continue; }  /* this character starts nothing */
-            if (!(f & T_ACCEL)) continue;
+            if (s == 0) { start = p; s = s0; NEXT }  /* this character starts nothing */
+            if (!(f & T_ACCEL)) NEXT
         } else {
             s = N[s + cls];
             p += len;
@@ -621,7 +867,7 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
             const scantok_accel *a = &d->accel[(F[s + info] >> 1) - 1];
             if (p < end && accel_has(a, *p)) p = skip_avx2(a, p + 1, end);
         }
-        continue;
+        NEXT
     at_end:
         if (flags & SCANTOK_PARTIAL) break;  /* the run reached the end: undecided until more input */
         if (start >= end) break;
@@ -633,10 +879,16 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
             p = start = start + l;
         }
         s = s0;
+        NEXT
     }
 #undef EMIT
+#undef NEXT
+    if (L) { L->i = L->so = (size_t)(start - data); L->k = k; L->s = s0; L->prev = 0; return 1; }
     if (consumed) *consumed = (size_t)(start - data);
     return k;
+suspend:
+    L->i = (size_t)(p - data); L->so = (size_t)(start - data); L->k = k; L->s = s; L->prev = 0;
+    return 0;
 }
 
 
@@ -644,7 +896,7 @@ __attribute__((target("avx2")))
 static size_t scan_avx2_0(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 0);
+    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 0, NULL);
 }
 
 
@@ -652,7 +904,7 @@ __attribute__((target("avx2")))
 static size_t scan_avx2_1(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 1);
+    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 1, NULL);
 }
 
 
@@ -660,7 +912,7 @@ __attribute__((target("avx2")))
 static size_t scan_avx2_2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 2);
+    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 2, NULL);
 }
 
 
@@ -668,14 +920,72 @@ __attribute__((target("avx2")))
 static size_t scan_avx2_3(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
-    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 3);
+    return scan_body_avx2(d, data, n, flags, starts, ends, consumed, 3, NULL);
 }
 
+
+__attribute__((target("avx2")))
+static __attribute__((noinline)) int lane_step_avx2(const scantok_dfa *d, const uint8_t *data, size_t n,
+                                                          int flags, lane *L)
+{
+    return (int)scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, L);
+}
+
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
+ * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
+ * has reached the middle, it rescans from its current piece's start with piece starts kept,
+ * and the first position where both lanes start a piece joins them: from there on both
+ * count the same pieces.  Without such a position (one piece longer than the window) lane
+ * a scans on alone, so the count is exact either way. */
+__attribute__((target("avx2")))
+static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
+{
+    uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
+    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+    lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
+    int done_a = 0, done_b = 0, dual = 1;
+    size_t rounds = 0;
+    size_t high = 0;
+    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
+    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+    if (high > DUAL_WINDOW / 8) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+    kb0 = scan_body_avx2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                   &bcons, MODE_STARTS, NULL);
+    if (!kb0 || !bcons) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = mid;
+    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+    while (!done_a || !done_b) {
+        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
+        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
+         * characters outside every piece) run on one at a time, as the one-lane scan does. */
+        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
+        if (!done_a && (stuck & LANE_A)) {
+            if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+            if (la.i >= mid) done_a = 1;
+        }
+        if (!done_b && (stuck & LANE_B)) done_b = lane_step_avx2(d, data, n, flags, &lb);
+    }
+    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+    q = la.so;
+    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
+        return la.k + scan_body_avx2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    ka0 = scan_body_avx2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                   NULL, &acons, MODE_STARTS, NULL);
+    while (ia < ka0 && ib < kb0) {
+        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
+        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
+        if (pa < pb) ia++; else ib++;
+    }
+    return la.k + scan_body_avx2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+}
 
 static size_t scan_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
     /* One instance per output mode: counting stores nothing. */
+    if (!starts && !ends && !consumed && !(flags & SCANTOK_PARTIAL) && d->pair && n >= DUAL_MIN)
+        return count_dual_avx2(d, data, n, flags);
     switch ((starts ? MODE_STARTS : 0) | (ends ? MODE_ENDS : 0)) {
     case 0: return scan_avx2_0(d, data, n, flags, starts, ends, consumed);
     case 1: return scan_avx2_1(d, data, n, flags, starts, ends, consumed);

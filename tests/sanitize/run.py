@@ -35,6 +35,8 @@ TESTS = [
     "tests/test_tiktoken_surface.py",
     "tests/test_scanner_data.py", "tests/test_scanner_api.py", "tests/test_scanner_diff.py",
     "tests/test_simd_paths.py", "tests/test_linear_time.py",
+    # count() on two lanes (long inputs), joined or not
+    "tests/test_scanner_count_lanes.py",
     # the BPE core (caches, merges, long pieces) and the list builder
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
     # damaged cache images: the structural validation of bpe_table_from_image
