@@ -10,7 +10,13 @@
 #define CACHE_BITS 15
 #define CACHE_KEY 24
 #define CACHE_IDS 8
+/* Pieces of up to LINEAR_MAX symbols merge by a scan for the lowest rank (O(n^2) but no
+   setup); longer ones by the heap, on the stack up to HEAP_STACK symbols.  Chosen by
+   callgrind on the shared corpora (DeepSeek V3, en/code/multi). */
+#ifndef LINEAR_MAX
 #define LINEAR_MAX 64
+#endif
+#define HEAP_STACK 256
 
 struct hfb_model {
     uint64_t *keys;     /* (a << 32) | b, EMPTY_KEY when free */
@@ -31,9 +37,23 @@ typedef struct {
     uint32_t ids[CACHE_IDS];
 } cache_slot;
 
+/* Pieces longer than CACHE_KEY (runs of spaces or dashes, long words, CJK runs) are as
+   costly to merge as many short ones together and recur as often in documents: they go to a
+   second, direct-mapped store of heap blocks (replaced on collision; bounded memory:
+   LONG_SLOTS blocks of at most LONG_MAX bytes and as many ids). */
+#define LONG_BITS 12
+#define LONG_SLOTS (1u << LONG_BITS)
+#define LONG_MAX 512
+
+typedef struct {
+    uint32_t len, nids;
+    uint8_t bytes[];  /* len bytes, then nids uint32 ids (aligned) */
+} long_entry;
+
 struct hfb_cache {
     const hfb_model *model;
     uint64_t generation;
+    long_entry *longs[LONG_SLOTS];
     cache_slot slots[1u << CACHE_BITS];
 };
 
@@ -175,16 +195,9 @@ static heap_entry heap_pop(heap_entry *h, size_t *len) {
     return top;
 }
 
-/* Many symbols: tokenizers' Word::merge_all (a heap of (rank, position) with stale entries
-   skipped), O(n log n). */
-static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
-    int32_t *prev = malloc(n * sizeof *prev), *next = malloc(n * sizeof *next);
-    uint8_t *alive = malloc(n);
-    heap_entry *heap = malloc(3 * n * sizeof *heap);
-    if (!prev || !next || !alive || !heap) {
-        free(prev), free(next), free(alive), free(heap);
-        return SIZE_MAX;
-    }
+/* The heap merge over caller-provided work arrays (n each; heap 3n). */
+static size_t merge_heap_in(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
+                            int32_t *prev, int32_t *next, uint8_t *alive, heap_entry *heap) {
     size_t hl = 0;
     for (size_t i = 0; i < n; i++) {
         prev[i] = (int32_t)i - 1;
@@ -219,6 +232,23 @@ static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size
             if (lens) lens[k] = lens[i];
             k++;
         }
+    return k;
+}
+
+/* Many symbols: tokenizers' Word::merge_all (a heap of (rank, position) with stale entries
+   skipped), O(n log n).  Every merge pushes at most two entries: 3n bounds the heap. */
+static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    if (n <= HEAP_STACK) {
+        int32_t prev[HEAP_STACK], next[HEAP_STACK];
+        uint8_t alive[HEAP_STACK];
+        heap_entry heap[3 * HEAP_STACK];
+        return merge_heap_in(m, ids, lens, n, prev, next, alive, heap);
+    }
+    int32_t *prev = malloc(n * sizeof *prev), *next = malloc(n * sizeof *next);
+    uint8_t *alive = malloc(n);
+    heap_entry *heap = malloc(3 * n * sizeof *heap);
+    size_t k = SIZE_MAX;
+    if (prev && next && alive && heap) k = merge_heap_in(m, ids, lens, n, prev, next, alive, heap);
     free(prev), free(next), free(alive), free(heap);
     return k;
 }
@@ -328,7 +358,37 @@ int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, c
 }
 
 hfb_cache *hfb_cache_new(void) { return calloc(1, sizeof(hfb_cache)); }
-void hfb_cache_free(hfb_cache *c) { free(c); }
+
+static void clear_longs(hfb_cache *c) {
+    for (size_t i = 0; i < LONG_SLOTS; i++) {
+        free(c->longs[i]);
+        c->longs[i] = NULL;
+    }
+}
+
+void hfb_cache_free(hfb_cache *c) {
+    if (!c) return;
+    clear_longs(c);
+    free(c);
+}
+
+static inline uint32_t *long_ids(long_entry *e) {
+    return (uint32_t *)(void *)(e->bytes + ((e->len + 3u) & ~3u));
+}
+
+static inline uint64_t bytes_hash(const uint8_t *p, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, p + i, len - i);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    return h ^ (h >> 32);
+}
 
 /* The piece p[0:len] (len <= CACHE_KEY) as three zero-padded words; end bounds the readable
    memory. */
@@ -377,13 +437,22 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
         return 2;
     }
     cache_slot *slot = NULL;
+    long_entry **lslot = NULL;
     uint64_t w[3];
-    if (c && len <= CACHE_KEY) {
-        if (c->model != m || c->generation != m->generation) {
-            memset(c->slots, 0, sizeof c->slots);
-            c->model = m;
-            c->generation = m->generation;
+    if (c && (c->model != m || c->generation != m->generation)) {
+        memset(c->slots, 0, sizeof c->slots);
+        clear_longs(c);
+        c->model = m;
+        c->generation = m->generation;
+    }
+    if (c && len > CACHE_KEY && len <= LONG_MAX) {
+        lslot = &c->longs[bytes_hash(p, len) & (LONG_SLOTS - 1)];
+        long_entry *e = *lslot;
+        if (e && e->len == len && memcmp(e->bytes, p, len) == 0) {
+            memcpy(out, long_ids(e), e->nids * sizeof *out);
+            return e->nids;
         }
+    } else if (c && len <= CACHE_KEY) {
         load_key(p, len, end, w);
         slot = &c->slots[key_hash(w, len) & ((1u << CACHE_BITS) - 1)];
         if (slot->klen == len && slot->key[0] == w[0] && slot->key[1] == w[1] && slot->key[2] == w[2]) {
@@ -403,6 +472,17 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
         slot->klen = (uint32_t)len;
         slot->nids = (uint32_t)k;
         for (size_t j = 0; j < k; j++) slot->ids[j] = out[j];
+    } else if (lslot) {
+        /* out of memory here only loses the entry: the result is already in out */
+        long_entry *e = malloc(sizeof *e + ((len + 3u) & ~3u) + k * sizeof(uint32_t));
+        if (e) {
+            free(*lslot);
+            e->len = (uint32_t)len;
+            e->nids = (uint32_t)k;
+            memcpy(e->bytes, p, len);
+            memcpy(long_ids(e), out, k * sizeof *out);
+            *lslot = e;
+        }
     }
     return (int64_t)k;
 }
