@@ -18,10 +18,15 @@
 #endif
 #define HEAP_STACK 256
 
+/* One 16-byte slot per pair: a lookup that finds its pair reads one cache line. */
+typedef struct {
+    uint64_t key; /* (a << 32) | b, EMPTY_KEY when free */
+    uint32_t rank;
+    uint32_t new_id;
+} pair_slot_t;
+
 struct hfb_model {
-    uint64_t *keys;     /* (a << 32) | b, EMPTY_KEY when free */
-    uint32_t *ranks;
-    uint32_t *new_ids;
+    pair_slot_t *pairs;
     size_t mask;
     uint32_t n_ids;
     int32_t byte_ids[256];
@@ -68,14 +73,12 @@ hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
     if (!m) return NULL;
     size_t cap = 16;
     while (cap < 2 * n_merges + 16) cap <<= 1;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->ranks = malloc(cap * sizeof *m->ranks);
-    m->new_ids = malloc(cap * sizeof *m->new_ids);
-    if (!m->keys || !m->ranks || !m->new_ids) {
+    m->pairs = malloc(cap * sizeof *m->pairs);
+    if (!m->pairs) {
         hfb_free(m);
         return NULL;
     }
-    memset(m->keys, 0xFF, cap * sizeof *m->keys);
+    for (size_t i = 0; i < cap; i++) m->pairs[i] = (pair_slot_t){EMPTY_KEY, NO_RANK, 0};
     m->mask = cap - 1;
     m->n_ids = n_ids;
     for (int b = 0; b < 256; b++) m->byte_ids[b] = -1;
@@ -85,24 +88,20 @@ hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
 
 void hfb_free(hfb_model *m) {
     if (!m) return;
-    free(m->keys);
-    free(m->ranks);
-    free(m->new_ids);
+    free(m->pairs);
     free(m);
 }
 
 int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
                    size_t n) {
     size_t used = 0;
-    for (size_t i = 0; i <= m->mask; i++) used += m->keys[i] != EMPTY_KEY;
+    for (size_t i = 0; i <= m->mask; i++) used += m->pairs[i].key != EMPTY_KEY;
     if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
     for (size_t i = 0; i < n; i++) {
         uint64_t key = ((uint64_t)a[i] << 32) | b[i];
         size_t s = pair_slot(key, m->mask);
-        while (m->keys[s] != EMPTY_KEY && m->keys[s] != key) s = (s + 1) & m->mask;
-        m->keys[s] = key;
-        m->ranks[s] = (uint32_t)i;
-        m->new_ids[s] = new_id[i];
+        while (m->pairs[s].key != EMPTY_KEY && m->pairs[s].key != key) s = (s + 1) & m->mask;
+        m->pairs[s] = (pair_slot_t){key, (uint32_t)i, new_id[i]};
     }
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
     return 0;
@@ -121,10 +120,11 @@ static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uin
     uint64_t key = ((uint64_t)a << 32) | b;
     size_t s = pair_slot(key, m->mask);
     for (;;) {
-        uint64_t k = m->keys[s];
+        const pair_slot_t *ps = &m->pairs[s];
+        uint64_t k = ps->key;
         if (k == key) {
-            *new_id = m->new_ids[s];
-            return m->ranks[s];
+            *new_id = ps->new_id;
+            return ps->rank;
         }
         if (k == EMPTY_KEY) return NO_RANK;
         s = (s + 1) & m->mask;
@@ -412,52 +412,29 @@ static inline uint64_t key_hash(const uint64_t w[3], size_t len) {
     return h ^ (h >> 32);
 }
 
-/* The ids of one piece (raw bytes p[0:len], readable up to end) into out[] (room for len).
-   Returns the count or HFB_SLOW. */
-static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
-                            const uint8_t *end, uint32_t *out) {
-    if (m->whole) {
-        int32_t id = vt_get(m->whole, (const char *)p, len);
-        if (id >= 0) {
-            out[0] = (uint32_t)id;
-            return 1;
-        }
-    }
-    if (len <= 2) { /* one byte, or one pair: no cache needed */
-        int32_t a = m->byte_ids[p[0]], b = len == 2 ? m->byte_ids[p[1]] : 0;
-        if (a < 0 || b < 0) return HFB_SLOW;
-        out[0] = (uint32_t)a;
-        if (len == 1) return 1;
-        uint32_t nid;
-        if (pair_rank(m, (uint32_t)a, (uint32_t)b, &nid) != NO_RANK) {
-            out[0] = nid;
-            return 1;
-        }
-        out[1] = (uint32_t)b;
-        return 2;
-    }
-    cache_slot *slot = NULL;
-    long_entry **lslot = NULL;
-    uint64_t w[3];
+/* A cache of an older model (or of none yet) is void: cleared before a text's first piece. */
+static void cache_sync(const hfb_model *m, hfb_cache *c) {
     if (c && (c->model != m || c->generation != m->generation)) {
         memset(c->slots, 0, sizeof c->slots);
         clear_longs(c);
         c->model = m;
         c->generation = m->generation;
     }
+}
+
+/* A piece the short cache does not hold (slot: its slot there, or NULL when the piece is too
+   long for it): the long-piece store, else merge and remember.  Out of line: the cache hit
+   path stays small. */
+static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cache *c, const uint8_t *p,
+                                                     size_t len, cache_slot *slot, const uint64_t w[3],
+                                                     uint32_t *out) {
+    long_entry **lslot = NULL;
     if (c && len > CACHE_KEY && len <= LONG_MAX) {
         lslot = &c->longs[bytes_hash(p, len) & (LONG_SLOTS - 1)];
         long_entry *e = *lslot;
         if (e && e->len == len && memcmp(e->bytes, p, len) == 0) {
             memcpy(out, long_ids(e), e->nids * sizeof *out);
             return e->nids;
-        }
-    } else if (c && len <= CACHE_KEY) {
-        load_key(p, len, end, w);
-        slot = &c->slots[key_hash(w, len) & ((1u << CACHE_BITS) - 1)];
-        if (slot->klen == len && slot->key[0] == w[0] && slot->key[1] == w[1] && slot->key[2] == w[2]) {
-            for (uint32_t j = 0; j < slot->nids; j++) out[j] = slot->ids[j];
-            return slot->nids;
         }
     }
     for (size_t i = 0; i < len; i++) {
@@ -485,6 +462,43 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
         }
     }
     return (int64_t)k;
+}
+
+/* The ids of one piece (raw bytes p[0:len], readable up to end) into out[] (room for len);
+   c, if not NULL, is in sync with m (cache_sync).  Returns the count or HFB_SLOW. */
+static inline int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
+                                   const uint8_t *end, uint32_t *out) {
+    if (m->whole) {
+        int32_t id = vt_get(m->whole, (const char *)p, len);
+        if (id >= 0) {
+            out[0] = (uint32_t)id;
+            return 1;
+        }
+    }
+    if (len <= 2) { /* one byte, or one pair: no cache needed */
+        int32_t a = m->byte_ids[p[0]], b = len == 2 ? m->byte_ids[p[1]] : 0;
+        if (a < 0 || b < 0) return HFB_SLOW;
+        out[0] = (uint32_t)a;
+        if (len == 1) return 1;
+        uint32_t nid;
+        if (pair_rank(m, (uint32_t)a, (uint32_t)b, &nid) != NO_RANK) {
+            out[0] = nid;
+            return 1;
+        }
+        out[1] = (uint32_t)b;
+        return 2;
+    }
+    cache_slot *slot = NULL;
+    uint64_t w[3] = {0, 0, 0};
+    if (c && len <= CACHE_KEY) {
+        load_key(p, len, end, w);
+        slot = &c->slots[key_hash(w, len) & ((1u << CACHE_BITS) - 1)];
+        if (slot->klen == len && slot->key[0] == w[0] && slot->key[1] == w[1] && slot->key[2] == w[2]) {
+            for (uint32_t j = 0; j < slot->nids; j++) out[j] = slot->ids[j];
+            return slot->nids;
+        }
+    }
+    return encode_cold(m, c, p, len, slot, w, out);
 }
 
 /* ---- split stages ---------------------------------------------------------------------- */
@@ -836,6 +850,7 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
                            const uint8_t *data, size_t n, uint32_t *ids, uint32_t *starts,
                            uint32_t *ends, scratch *s) {
     if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
+    cache_sync(m, c);
     uint32_t *pieces;
     int64_t k = pretokenize_into(ss, data, n, s, &pieces);
     if (starts) {
