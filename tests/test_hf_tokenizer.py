@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import scantok
 from scantok.hf.errors import HFError, UnsupportedComponentError
@@ -285,6 +286,43 @@ def test_long_pieces_use_heap_merge(gpt2_style, llama3_style):
         for text in ["a" * 1000, "the" * 300, "ab" * 700 + " " * 500 + "x", "é" * 333, "1" * 999,
                      "=" * 130 + "\n" + "-" * 65]:
             assert_same(ours, hf, text)
+
+
+def _letters(i: int, width: int) -> str:
+    return "".join(chr(ord("a") + (i // 26 ** k) % 26) for k in range(width))
+
+
+LONG_EDGE = [" " * n for n in (23, 24, 25, 26, 63, 64, 65, 511, 512, 513, 600)] + [
+    "-" * 25, "=" * 512 + "\n", "你好世界" * 7, "你好世界" * 43, "ぁ" * 171, "ぁ" * 172,
+    " Konfigurationsparametern", " Donaudampfschifffahrtsgesellschaft" * 3]
+
+
+def test_long_piece_store_hits_equal_misses(deepseek):
+    """Pieces of 25..512 bytes come from the long-piece store once seen: the same ids as a first
+    (merged) sight, as HF, on repeats within a text, across a batch, and after many distinct long
+    pieces have replaced each other in the store's slots."""
+    ours, hf = deepseek
+    fresh = scantok.Tokenizer.from_file(DEEPSEEK)
+    distinct = [" " + _letters(i, 30) for i in range(6000)]  # more than the store's slots
+    docs = [" ".join(LONG_EDGE * 3)] + ["".join(distinct[i:i + 100]) for i in range(0, 6000, 100)]
+    docs += docs[:20]
+    want = [e.ids for e in hf.encode_batch(docs)]
+    assert fresh.encode_batch_fast(docs, num_threads=1) == want
+    assert fresh.encode_batch_fast(docs[::-1], num_threads=1) == want[::-1]
+    for text in LONG_EDGE + docs[:3]:
+        assert_same(fresh, hf, text)
+        assert_same(ours, hf, text)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.sampled_from(LONG_EDGE + distinct[:50] + ["\n", "1", " a", "你"]), min_size=1,
+                    max_size=30), st.integers(1, 3))
+    def check(parts, reps):
+        text = "".join(parts) * reps
+        ids = hf.encode(text).ids
+        assert fresh.encode_batch_fast([text, text], num_threads=1) == [ids, ids]
+        assert fresh.encode(text).offsets == hf.encode(text).offsets
+
+    check()
 
 
 def test_vocab_api(deepseek):

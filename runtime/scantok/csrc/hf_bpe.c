@@ -10,12 +10,23 @@
 #define CACHE_BITS 15
 #define CACHE_KEY 24
 #define CACHE_IDS 8
+/* Pieces of up to LINEAR_MAX symbols merge by a scan for the lowest rank (O(n^2) but no
+   setup); longer ones by the heap, on the stack up to HEAP_STACK symbols.  Chosen by
+   callgrind on the shared corpora (DeepSeek V3, en/code/multi). */
+#ifndef LINEAR_MAX
 #define LINEAR_MAX 64
+#endif
+#define HEAP_STACK 256
+
+/* One 16-byte slot per pair: a lookup that finds its pair reads one cache line. */
+typedef struct {
+    uint64_t key; /* (a << 32) | b, EMPTY_KEY when free */
+    uint32_t rank;
+    uint32_t new_id;
+} pair_slot_t;
 
 struct hfb_model {
-    uint64_t *keys;     /* (a << 32) | b, EMPTY_KEY when free */
-    uint32_t *ranks;
-    uint32_t *new_ids;
+    pair_slot_t *pairs;
     size_t mask;
     uint32_t n_ids;
     int32_t byte_ids[256];
@@ -31,9 +42,23 @@ typedef struct {
     uint32_t ids[CACHE_IDS];
 } cache_slot;
 
+/* Pieces longer than CACHE_KEY (runs of spaces or dashes, long words, CJK runs) are as
+   costly to merge as many short ones together and recur as often in documents: they go to a
+   second, direct-mapped store of heap blocks (replaced on collision; bounded memory:
+   LONG_SLOTS blocks of at most LONG_MAX bytes and as many ids). */
+#define LONG_BITS 12
+#define LONG_SLOTS (1u << LONG_BITS)
+#define LONG_MAX 512
+
+typedef struct {
+    uint32_t len, nids;
+    uint8_t bytes[];  /* len bytes, then nids uint32 ids (aligned) */
+} long_entry;
+
 struct hfb_cache {
     const hfb_model *model;
     uint64_t generation;
+    long_entry *longs[LONG_SLOTS];
     cache_slot slots[1u << CACHE_BITS];
 };
 
@@ -48,14 +73,12 @@ hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
     if (!m) return NULL;
     size_t cap = 16;
     while (cap < 2 * n_merges + 16) cap <<= 1;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->ranks = malloc(cap * sizeof *m->ranks);
-    m->new_ids = malloc(cap * sizeof *m->new_ids);
-    if (!m->keys || !m->ranks || !m->new_ids) {
+    m->pairs = malloc(cap * sizeof *m->pairs);
+    if (!m->pairs) {
         hfb_free(m);
         return NULL;
     }
-    memset(m->keys, 0xFF, cap * sizeof *m->keys);
+    for (size_t i = 0; i < cap; i++) m->pairs[i] = (pair_slot_t){EMPTY_KEY, NO_RANK, 0};
     m->mask = cap - 1;
     m->n_ids = n_ids;
     for (int b = 0; b < 256; b++) m->byte_ids[b] = -1;
@@ -65,24 +88,20 @@ hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
 
 void hfb_free(hfb_model *m) {
     if (!m) return;
-    free(m->keys);
-    free(m->ranks);
-    free(m->new_ids);
+    free(m->pairs);
     free(m);
 }
 
 int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
                    size_t n) {
     size_t used = 0;
-    for (size_t i = 0; i <= m->mask; i++) used += m->keys[i] != EMPTY_KEY;
+    for (size_t i = 0; i <= m->mask; i++) used += m->pairs[i].key != EMPTY_KEY;
     if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
     for (size_t i = 0; i < n; i++) {
         uint64_t key = ((uint64_t)a[i] << 32) | b[i];
         size_t s = pair_slot(key, m->mask);
-        while (m->keys[s] != EMPTY_KEY && m->keys[s] != key) s = (s + 1) & m->mask;
-        m->keys[s] = key;
-        m->ranks[s] = (uint32_t)i;
-        m->new_ids[s] = new_id[i];
+        while (m->pairs[s].key != EMPTY_KEY && m->pairs[s].key != key) s = (s + 1) & m->mask;
+        m->pairs[s] = (pair_slot_t){key, (uint32_t)i, new_id[i]};
     }
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
     return 0;
@@ -101,10 +120,11 @@ static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uin
     uint64_t key = ((uint64_t)a << 32) | b;
     size_t s = pair_slot(key, m->mask);
     for (;;) {
-        uint64_t k = m->keys[s];
+        const pair_slot_t *ps = &m->pairs[s];
+        uint64_t k = ps->key;
         if (k == key) {
-            *new_id = m->new_ids[s];
-            return m->ranks[s];
+            *new_id = ps->new_id;
+            return ps->rank;
         }
         if (k == EMPTY_KEY) return NO_RANK;
         s = (s + 1) & m->mask;
@@ -175,16 +195,9 @@ static heap_entry heap_pop(heap_entry *h, size_t *len) {
     return top;
 }
 
-/* Many symbols: tokenizers' Word::merge_all (a heap of (rank, position) with stale entries
-   skipped), O(n log n). */
-static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
-    int32_t *prev = malloc(n * sizeof *prev), *next = malloc(n * sizeof *next);
-    uint8_t *alive = malloc(n);
-    heap_entry *heap = malloc(3 * n * sizeof *heap);
-    if (!prev || !next || !alive || !heap) {
-        free(prev), free(next), free(alive), free(heap);
-        return SIZE_MAX;
-    }
+/* The heap merge over caller-provided work arrays (n each; heap 3n). */
+static size_t merge_heap_in(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
+                            int32_t *prev, int32_t *next, uint8_t *alive, heap_entry *heap) {
     size_t hl = 0;
     for (size_t i = 0; i < n; i++) {
         prev[i] = (int32_t)i - 1;
@@ -219,6 +232,23 @@ static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size
             if (lens) lens[k] = lens[i];
             k++;
         }
+    return k;
+}
+
+/* Many symbols: tokenizers' Word::merge_all (a heap of (rank, position) with stale entries
+   skipped), O(n log n).  Every merge pushes at most two entries: 3n bounds the heap. */
+static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+    if (n <= HEAP_STACK) {
+        int32_t prev[HEAP_STACK], next[HEAP_STACK];
+        uint8_t alive[HEAP_STACK];
+        heap_entry heap[3 * HEAP_STACK];
+        return merge_heap_in(m, ids, lens, n, prev, next, alive, heap);
+    }
+    int32_t *prev = malloc(n * sizeof *prev), *next = malloc(n * sizeof *next);
+    uint8_t *alive = malloc(n);
+    heap_entry *heap = malloc(3 * n * sizeof *heap);
+    size_t k = SIZE_MAX;
+    if (prev && next && alive && heap) k = merge_heap_in(m, ids, lens, n, prev, next, alive, heap);
     free(prev), free(next), free(alive), free(heap);
     return k;
 }
@@ -328,7 +358,37 @@ int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, c
 }
 
 hfb_cache *hfb_cache_new(void) { return calloc(1, sizeof(hfb_cache)); }
-void hfb_cache_free(hfb_cache *c) { free(c); }
+
+static void clear_longs(hfb_cache *c) {
+    for (size_t i = 0; i < LONG_SLOTS; i++) {
+        free(c->longs[i]);
+        c->longs[i] = NULL;
+    }
+}
+
+void hfb_cache_free(hfb_cache *c) {
+    if (!c) return;
+    clear_longs(c);
+    free(c);
+}
+
+static inline uint32_t *long_ids(long_entry *e) {
+    return (uint32_t *)(void *)(e->bytes + ((e->len + 3u) & ~3u));
+}
+
+static inline uint64_t bytes_hash(const uint8_t *p, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, p + i, len - i);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    return h ^ (h >> 32);
+}
 
 /* The piece p[0:len] (len <= CACHE_KEY) as three zero-padded words; end bounds the readable
    memory. */
@@ -352,10 +412,62 @@ static inline uint64_t key_hash(const uint64_t w[3], size_t len) {
     return h ^ (h >> 32);
 }
 
-/* The ids of one piece (raw bytes p[0:len], readable up to end) into out[] (room for len).
-   Returns the count or HFB_SLOW. */
-static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
-                            const uint8_t *end, uint32_t *out) {
+/* A cache of an older model (or of none yet) is void: cleared before a text's first piece. */
+static void cache_sync(const hfb_model *m, hfb_cache *c) {
+    if (c && (c->model != m || c->generation != m->generation)) {
+        memset(c->slots, 0, sizeof c->slots);
+        clear_longs(c);
+        c->model = m;
+        c->generation = m->generation;
+    }
+}
+
+/* A piece the short cache does not hold (slot: its slot there, or NULL when the piece is too
+   long for it): the long-piece store, else merge and remember.  Out of line: the cache hit
+   path stays small. */
+static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cache *c, const uint8_t *p,
+                                                     size_t len, cache_slot *slot, const uint64_t w[3],
+                                                     uint32_t *out) {
+    long_entry **lslot = NULL;
+    if (c && len > CACHE_KEY && len <= LONG_MAX) {
+        lslot = &c->longs[bytes_hash(p, len) & (LONG_SLOTS - 1)];
+        long_entry *e = *lslot;
+        if (e && e->len == len && memcmp(e->bytes, p, len) == 0) {
+            memcpy(out, long_ids(e), e->nids * sizeof *out);
+            return e->nids;
+        }
+    }
+    for (size_t i = 0; i < len; i++) {
+        int32_t id = m->byte_ids[p[i]];
+        if (id < 0) return HFB_SLOW;
+        out[i] = (uint32_t)id;
+    }
+    size_t k = hfb_merge(m, out, NULL, len);
+    if (k == SIZE_MAX) return HFB_NOMEM;
+    if (slot && k <= CACHE_IDS) {
+        memcpy(slot->key, w, sizeof slot->key);
+        slot->klen = (uint32_t)len;
+        slot->nids = (uint32_t)k;
+        for (size_t j = 0; j < k; j++) slot->ids[j] = out[j];
+    } else if (lslot) {
+        /* out of memory here only loses the entry: the result is already in out */
+        long_entry *e = malloc(sizeof *e + ((len + 3u) & ~3u) + k * sizeof(uint32_t));
+        if (e) {
+            free(*lslot);
+            e->len = (uint32_t)len;
+            e->nids = (uint32_t)k;
+            memcpy(e->bytes, p, len);
+            memcpy(long_ids(e), out, k * sizeof *out);
+            *lslot = e;
+        }
+    }
+    return (int64_t)k;
+}
+
+/* The ids of one piece (raw bytes p[0:len], readable up to end) into out[] (room for len);
+   c, if not NULL, is in sync with m (cache_sync).  Returns the count or HFB_SLOW. */
+static inline int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
+                                   const uint8_t *end, uint32_t *out) {
     if (m->whole) {
         int32_t id = vt_get(m->whole, (const char *)p, len);
         if (id >= 0) {
@@ -377,13 +489,8 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
         return 2;
     }
     cache_slot *slot = NULL;
-    uint64_t w[3];
+    uint64_t w[3] = {0, 0, 0};
     if (c && len <= CACHE_KEY) {
-        if (c->model != m || c->generation != m->generation) {
-            memset(c->slots, 0, sizeof c->slots);
-            c->model = m;
-            c->generation = m->generation;
-        }
         load_key(p, len, end, w);
         slot = &c->slots[key_hash(w, len) & ((1u << CACHE_BITS) - 1)];
         if (slot->klen == len && slot->key[0] == w[0] && slot->key[1] == w[1] && slot->key[2] == w[2]) {
@@ -391,20 +498,7 @@ static int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, 
             return slot->nids;
         }
     }
-    for (size_t i = 0; i < len; i++) {
-        int32_t id = m->byte_ids[p[i]];
-        if (id < 0) return HFB_SLOW;
-        out[i] = (uint32_t)id;
-    }
-    size_t k = hfb_merge(m, out, NULL, len);
-    if (k == SIZE_MAX) return HFB_NOMEM;
-    if (slot && k <= CACHE_IDS) {
-        memcpy(slot->key, w, sizeof slot->key);
-        slot->klen = (uint32_t)len;
-        slot->nids = (uint32_t)k;
-        for (size_t j = 0; j < k; j++) slot->ids[j] = out[j];
-    }
-    return (int64_t)k;
+    return encode_cold(m, c, p, len, slot, w, out);
 }
 
 /* ---- split stages ---------------------------------------------------------------------- */
@@ -756,6 +850,7 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
                            const uint8_t *data, size_t n, uint32_t *ids, uint32_t *starts,
                            uint32_t *ends, scratch *s) {
     if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
+    cache_sync(m, c);
     uint32_t *pieces;
     int64_t k = pretokenize_into(ss, data, n, s, &pieces);
     if (starts) {
