@@ -404,11 +404,9 @@ static inline int buf_push(bpe_buf *b, uint32_t id) {
 
 /* The leftmost minimum of rk[0:n] (n a multiple of 8, padded with NONE): its index, and the
    value in *best (NONE when there is no pair left). The merge loop spends most of its time
-   here, so there is an AVX2 version, used when the scanner's implementation is AVX2 (which
-   follows the CPU and SCANTOK_FORCE_IMPL). */
-typedef size_t (*argmin_fn)(const uint32_t *rk, size_t n, uint32_t *best);
-
-static size_t argmin_scalar(const uint32_t *rk, size_t n, uint32_t *best) {
+   here, so there is an AVX2 version, inlined into an AVX2 copy of the merge loop, used when
+   the scanner's implementation is AVX2 (which follows the CPU and SCANTOK_FORCE_IMPL). */
+static inline size_t argmin_scalar(const uint32_t *rk, size_t n, uint32_t *best) {
     uint32_t b = NONE;
     for (size_t i = 0; i < n; i++) b = rk[i] < b ? rk[i] : b;
     *best = b;
@@ -421,8 +419,8 @@ static size_t argmin_scalar(const uint32_t *rk, size_t n, uint32_t *best) {
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define HAVE_ARGMIN_AVX2 1
-__attribute__((target("avx2"))) static size_t argmin_avx2(const uint32_t *rk, size_t n,
-                                                           uint32_t *best) {
+__attribute__((target("avx2"))) static inline size_t argmin_avx2(const uint32_t *rk, size_t n,
+                                                                  uint32_t *best) {
     __m256i m = _mm256_set1_epi32(-1);
     for (size_t i = 0; i < n; i += 8)
         m = _mm256_min_epu32(m, _mm256_loadu_si256((const __m256i *)(rk + i)));
@@ -440,14 +438,6 @@ __attribute__((target("avx2"))) static size_t argmin_avx2(const uint32_t *rk, si
     }
 }
 #endif
-
-static argmin_fn argmin_for_impl(void) {
-#ifdef HAVE_ARGMIN_AVX2
-    if (!strcmp(scantok_impl_name(), "avx2")) return argmin_avx2;
-#endif
-    return argmin_scalar;
-}
-
 
 /* Per-thread caches in front of the vocabulary, whose tables are too big for L2:
    - the piece cache: text repeats its words, so the ids of every short piece (1..16 bytes,
@@ -501,12 +491,17 @@ typedef struct piece_store {
     uint32_t mask, count, used, cap;
 } piece_store;
 
+struct bpe_cache;
+typedef int (*merge_fn)(const bpe_table *, struct bpe_cache *, const uint8_t *, size_t,
+                        bpe_buf *);
+static merge_fn merge_for_impl(void);
+
 typedef struct bpe_cache {
     pc_ent *pieces;
     pair_ent *pairs;
     unsigned pc_bits; /* the piece cache has 2^pc_bits entries */
     piece_store store; /* arena of 32 << pc_bits bytes, 2^pc_bits slots */
-    argmin_fn argmin; /* set per call */
+    merge_fn merge; /* merge_small for the scanner's implementation, set per call */
 } bpe_cache;
 
 typedef struct pc_slot {
@@ -576,7 +571,7 @@ static bpe_cache *cache_for(const bpe_table *t) {
     for (int i = 0; i < PC_SLOTS; i++) {
         if (slots[i].c.pieces && slots[i].uid == t->uid && slots[i].c.pc_bits == bits) {
             slots[i].used = now + 1;
-            slots[i].c.argmin = argmin_for_impl();
+            slots[i].c.merge = merge_for_impl();
             return &slots[i].c;
         }
         if (slots[i].uid == t->uid) { victim = i; break; } /* resized: replace in place */
@@ -606,14 +601,16 @@ static bpe_cache *cache_for(const bpe_table *t) {
     memset(s->c.pairs, 0xFF, sizeof(pair_ent) << PAIR_BITS);
     s->uid = t->uid;
     s->used = now + 1;
-    s->c.argmin = argmin_for_impl();
+    s->c.merge = merge_for_impl();
     return &s->c;
 }
 
 /* Rank of bytes(a) + bytes(b), which are p[0:len], through the pair cache. */
 static inline uint32_t pair_rank(const bpe_table *t, bpe_cache *c, uint32_t a, uint32_t b,
                                  const uint8_t *p, size_t len) {
-    if (!c || len <= 2 || a == NONE || b == NONE) return lookup(t, p, len);
+    /* 3 and 4 bytes: the short tables cost no more than a probe here, and keep the pair
+       cache for the longer strings whose lookup is a hash of the bytes */
+    if (!c || len <= 4 || a == NONE || b == NONE) return lookup(t, p, len);
     uint64_t key = ((uint64_t)a << 32) | b;
     pair_ent *e = &c->pairs[((key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_BITS)) & ~(uint64_t)1];
     if (e[0].key == key) return e[0].rank;
@@ -634,44 +631,79 @@ static inline uint32_t pair_rank(const bpe_table *t, bpe_cache *c, uint32_t a, u
 /* tiktoken's loop, for short pieces (2 <= len <= SMALL_MAX): parts are linked by position;
    rk[i] is the rank of the pair starting at part i (NONE for dead positions and the last
    part), so the leftmost lowest pair is the first index of the minimum of rk (a scan that
-   vectorizes; no array shifting). */
-static int merge_small(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len, bpe_buf *out) {
-    uint32_t rk[SMALL_MAX + 8], tok[SMALL_MAX + 1];
-    uint8_t nxt[SMALL_MAX + 1], prv[SMALL_MAX + 1];
-    size_t nparts = len;
-    /* separate loops: the index ones vectorize, the table lookups do not */
-    for (size_t i = 0; i < len; i++) {
-        nxt[i] = (uint8_t)(i + 1);
-        prv[i] = (uint8_t)(i - 1);
-    }
-    for (size_t i = 0; i < len; i++) tok[i] = t->byte_rank[p[i]];
-    for (size_t i = 0; i + 1 < len; i++) rk[i] = lookup2(t, p + i);
-    for (size_t q = 0; q < 9; q++) rk[len - 1 + q] = NONE; /* the last part, and the padding */
-    size_t padded = (len + 7) & ~(size_t)7;
-    argmin_fn argmin = c ? c->argmin : argmin_scalar;
-    for (;;) {
-        uint32_t best;
-        size_t i = argmin(rk, padded, &best);
-        if (best == NONE) break;
-        size_t j = nxt[i];
-        size_t k = j < len ? nxt[j] : len; /* j < len always: rk[i] != NONE */
-        tok[i] = best;
-        rk[j] = NONE;
-        nxt[i] = (uint8_t)k;
-        if (k < len) prv[k] = (uint8_t)i;
-        nparts--;
-        rk[i] = k < len ? pair_rank(t, c, best, tok[k], p + i, nxt[k] - i) : NONE;
-        if (i > 0) {
-            size_t h = prv[i];
-            rk[h] = pair_rank(t, c, tok[h], best, p + h, k - h);
-        }
-    }
-    if (buf_grow(out, nparts)) return -1;
-    for (size_t i = 0; i < len; i = nxt[i]) {
-        if (tok[i] == NONE) return -2;
-        out->ids[out->len++] = tok[i];
-    }
+   vectorizes; no array shifting). One body, compiled per instruction set with its argmin
+   inlined (a call per merge step cost as much as the step's own work). */
+#define MERGE_SMALL_BODY(ARGMIN)                                                              \
+    uint32_t rk[SMALL_MAX + 8], tok[SMALL_MAX + 1];                                           \
+    uint8_t nxt[SMALL_MAX + 16], prv[SMALL_MAX + 16];                                         \
+    size_t nparts = len;                                                                      \
+    /* nxt[i] = i + 1, prv[i] = i - 1, 16 at a time (the tails are never read) */             \
+    for (size_t i = 0; i < len; i += 16) {                                                    \
+        memcpy(nxt + i, IOTA_M1 + i + 2, 16);                                                 \
+        memcpy(prv + i, IOTA_M1 + i, 16);                                                     \
+    }                                                                                         \
+    for (size_t i = 0; i < len; i++) tok[i] = t->byte_rank[p[i]];                            \
+    for (size_t i = 0; i + 1 < len; i++) rk[i] = lookup2(t, p + i);                          \
+    for (size_t q = 0; q < 9; q++) rk[len - 1 + q] = NONE; /* the last part, the padding */  \
+    size_t padded = (len + 7) & ~(size_t)7;                                                   \
+    for (;;) {                                                                                \
+        uint32_t best;                                                                        \
+        size_t i = ARGMIN(rk, padded, &best);                                                 \
+        if (best == NONE) break;                                                              \
+        size_t j = nxt[i];                                                                    \
+        size_t k = j < len ? nxt[j] : len; /* j < len always: rk[i] != NONE */                \
+        tok[i] = best;                                                                        \
+        rk[j] = NONE;                                                                         \
+        nxt[i] = (uint8_t)k;                                                                  \
+        if (k < len) prv[k] = (uint8_t)i;                                                     \
+        nparts--;                                                                             \
+        rk[i] = k < len ? pair_rank(t, c, best, tok[k], p + i, nxt[k] - i) : NONE;           \
+        if (i > 0) {                                                                          \
+            size_t h = prv[i];                                                                \
+            rk[h] = pair_rank(t, c, tok[h], best, p + h, k - h);                              \
+        }                                                                                     \
+    }                                                                                         \
+    if (buf_grow(out, nparts)) return -1;                                                     \
+    for (size_t i = 0; i < len; i = nxt[i]) {                                                 \
+        if (tok[i] == NONE) return -2;                                                        \
+        out->ids[out->len++] = tok[i];                                                        \
+    }                                                                                         \
     return 0;
+
+/* IOTA_M1[j] = j - 1 (mod 256): merge_small's initial links are slices of it. */
+#define IOTA16(b) (uint8_t)((b) - 1), (uint8_t)(b), (uint8_t)((b) + 1), (uint8_t)((b) + 2),       \
+    (uint8_t)((b) + 3), (uint8_t)((b) + 4), (uint8_t)((b) + 5), (uint8_t)((b) + 6),             \
+    (uint8_t)((b) + 7), (uint8_t)((b) + 8), (uint8_t)((b) + 9), (uint8_t)((b) + 10),            \
+    (uint8_t)((b) + 11), (uint8_t)((b) + 12), (uint8_t)((b) + 13), (uint8_t)((b) + 14)
+static const uint8_t IOTA_M1[SMALL_MAX + 32] = {
+    IOTA16(0), IOTA16(16), IOTA16(32), IOTA16(48), IOTA16(64), IOTA16(80), IOTA16(96),
+    IOTA16(112), IOTA16(128), IOTA16(144), IOTA16(160), IOTA16(176),
+};
+_Static_assert(SMALL_MAX + 32 <= 192, "IOTA_M1 covers merge_small's links");
+
+static int merge_small_scalar(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
+                              bpe_buf *out) {
+    MERGE_SMALL_BODY(argmin_scalar)
+}
+
+#ifdef HAVE_ARGMIN_AVX2
+__attribute__((target("avx2"))) static int merge_small_avx2(const bpe_table *t, bpe_cache *c,
+                                                            const uint8_t *p, size_t len,
+                                                            bpe_buf *out) {
+    MERGE_SMALL_BODY(argmin_avx2)
+}
+#endif
+
+static merge_fn merge_for_impl(void) {
+#ifdef HAVE_ARGMIN_AVX2
+    if (!strcmp(scantok_impl_name(), "avx2")) return merge_small_avx2;
+#endif
+    return merge_small_scalar;
+}
+
+static inline int merge_small(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
+                              bpe_buf *out) {
+    return c ? c->merge(t, c, p, len, out) : merge_small_scalar(t, c, p, len, out);
 }
 
 /* Binary min-heap of (rank << 32 | position) keys: lowest rank first, then leftmost. */
@@ -1100,6 +1132,9 @@ static inline void prefetch(const void *addr) {
    doing all three kept more values alive than there are registers, and a hit cost ~110
    instructions, against ~40 this way. */
 #define PC_BATCH 32
+#ifndef PREFETCH_SUBSTR_MAX
+#define PREFETCH_SUBSTR_MAX 8
+#endif
 typedef struct pc_probe {
     pc_ent *set; /* NULL: not a short piece with 16 readable bytes */
     uint64_t k0, k1;
@@ -1137,6 +1172,29 @@ static inline int pc_same(const pc_ent *e, uint64_t k0, uint64_t k1, size_t len)
     return ((e->k0 ^ k0) | (e->k1 ^ k1) | (e->len ^ len)) == 0;
 }
 
+static inline uint64_t short_slot(const bpe_table *t, uint32_t key) {
+    return ((uint64_t)key * 0x9E3779B97F4A7C15ull) >> t->short_shift;
+}
+
+/* Asks for the vocabulary lines a first sight of p[0:len] (2 <= len <= 16) will read: its
+   whole-piece lookup, and for a short piece the 3- and 4-byte tables at every offset, where
+   the merge loop looks up the pairs it forms from the 2-byte tokens (on text seen for the
+   first time, such as random letters, the merge waited for these lines one after another).
+   Reads up to p + 16, which stage 1 checked is inside the text. */
+static inline void prefetch_miss(const bpe_table *t, const uint8_t *p, size_t len) {
+    if (len >= 5) {
+        uint64_t h = hash_key(head_of(p, len), p, len);
+        prefetch(&t->bloom[(h >> 6) & BLOOM_MASK]);
+        prefetch(&t->hot[h >> t->hot_shift]);
+        prefetch(&t->slots[h >> t->shift]);
+    }
+    if (len > PREFETCH_SUBSTR_MAX) return;
+    for (size_t i = 0; i + 3 <= len; i++) {
+        prefetch(&t->short3[short_slot(t, ld32(p + i) & 0xFFFFFF)]);
+        if (i + 4 <= len) prefetch(&t->short4[short_slot(t, ld32(p + i))]);
+    }
+}
+
 /* Stage 2: v[q] is piece q's value if the cache has it (the found entry becomes its set's
    first), else len 0, and the vocabulary lines of a missed piece are asked for. */
 static inline void check_batch(const bpe_table *t, const pc_probe *r, const uint8_t *base,
@@ -1153,12 +1211,8 @@ static inline void check_batch(const bpe_table *t, const pc_probe *r, const uint
             pc_ent hit = e[1];
             e[1] = e[0];
             e[0] = hit;
-        } else if (len >= 5) {
-            const uint8_t *p = base + st[q];
-            uint64_t h = hash_key(head_of(p, len), p, len);
-            prefetch(&t->bloom[(h >> 6) & BLOOM_MASK]);
-            prefetch(&t->hot[h >> t->hot_shift]);
-            prefetch(&t->slots[h >> t->shift]);
+        } else {
+            prefetch_miss(t, base + st[q], len);
         }
     }
 }
