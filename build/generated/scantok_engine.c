@@ -34,6 +34,23 @@ static inline size_t decode_class(const scantok_dfa *d, const uint8_t *p, const 
     uint32_t b = p[0], cp, need;
     uint32_t lo = 0x80, hi = 0xBF;
     if (b < 0x80) { *cls = d->ascii[b]; return 1; }
+    /* The common well-formed cases first, without the general loop: two bytes (Latin,
+     * Greek, Cyrillic, Hebrew, Arabic ...) and three bytes outside E0 and ED, whose second
+     * byte has a narrower range (CJK, Indic ...). */
+    if (end - p >= 3 || (b < 0xE0 && end - p >= 2)) {
+        uint32_t c1 = p[1] ^ 0x80u;
+        if (b - 0xC2u < 0x1Eu && c1 < 0x40u) {
+            cp = ((b & 0x1Fu) << 6) | c1;
+            *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+            return 2;
+        }
+        uint32_t c2;
+        if (b - 0xE1u < 0x0Fu && b != 0xEDu && (c2 = p[2] ^ 0x80u, (c1 | c2) < 0x40u)) {
+            cp = ((b & 0x0Fu) << 12) | (c1 << 6) | c2;
+            *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+            return 3;
+        }
+    }
     if (b >= 0xC2 && b <= 0xDF) { need = 1; cp = b & 0x1F; }
     else if (b >= 0xE0 && b <= 0xEF) {
         need = 2; cp = b & 0x0F;
