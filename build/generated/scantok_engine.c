@@ -140,6 +140,41 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
                 i += 4;
                 continue;
             }
+            /* A non-ASCII character (or the ASCII one before it) takes one single step here
+             * instead of leaving for the general path: in text that mixes scripts the loop
+             * used to be left and re-entered at every word.  Only the common cases: a
+             * well-formed 2- or 3-byte character (not E0/ED, whose second byte has a
+             * narrower range), a plain step or a piece boundary; the rest (rewinds, anything
+             * else) goes to the general path as before.  Accelerators are not used here
+             * (stepping through a run is the same scan, just slower). */
+            uint32_t cls, len = 1;
+            if (b0 < 0x80) cls = A[b0];
+            else {
+                uint32_t c1 = b1 ^ 0x80u, c2 = b2 ^ 0x80u, cp;
+                if (b0 - 0xC2u < 0x1Eu && c1 < 0x40u) { cp = ((b0 & 0x1Fu) << 6) | c1; len = 2; }
+                else if (b0 - 0xE1u < 0x0Fu && b0 != 0xEDu && (c1 | c2) < 0x40u) {
+                    cp = ((b0 & 0x0Fu) << 12) | (c1 << 6) | c2;
+                    len = 3;
+                }
+                else break;
+                cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+            }
+            {
+                const size_t y = st + d->pair + cls;
+                const uint32_t f = F2[y];
+                if (f & T_SPECIAL) {
+                    if (!(f & T_MATCH)) break;  /* a rewind: the general path */
+                    if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
+                    if (mode & MODE_ENDS) ends[k] = (uint32_t)i;
+                    k++;
+                    so = i;
+                }
+                st = N2[y];
+                i += len;
+                prev = 0;  /* no pair before the next one: a P_REWIND_PREV replays the piece */
+                if (!st) { so = i; st = s0; }  /* this character starts nothing */
+                continue;
+            }
         }
         if (n - i < 2) break;
         {
