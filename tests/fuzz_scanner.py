@@ -50,8 +50,28 @@ def c_scan(dfa, data: bytes, flags: int):
     return [(starts[i], ends[i]) for i in range(k)], consumed[0]
 
 
+ORACLE_UNICODE = "16.0.0"
+_UNASSIGNED_FOR_ORACLE = None
+
+
+def oracle_cannot_judge(sc, text: str) -> bool:
+    """A scanner built on a later Unicode (the hf_* ones follow HF's 17.0.0) and a text with a
+    code point the oracle's 16.0.0 leaves unassigned: such a character may rightly be a digit
+    or a letter for the scanner (e.g. U+11DE9, a Tolong Siki digit new in 17.0), so the example
+    says nothing about the scanner."""
+    global _UNASSIGNED_FOR_ORACLE
+    if sc.unicode_version == ORACLE_UNICODE:
+        return False
+    if _UNASSIGNED_FOR_ORACLE is None:
+        import regex
+        _UNASSIGNED_FOR_ORACLE = regex.compile(r"\p{Cn}")
+    return _UNASSIGNED_FOR_ORACLE.search(text) is not None
+
+
 def check_text(sc, text: str, cut: float) -> str | None:
     """None if the scanner agrees with the oracle on `text`, else a description."""
+    if oracle_cannot_judge(sc, text):
+        return None
     want_spans = [m.span() for m in oracle(sc.pattern).finditer(text)]
     want = [text[a:b] for a, b in want_spans]
     got = sc.split(text)
@@ -67,6 +87,8 @@ def check_text(sc, text: str, cut: float) -> str | None:
 
 
 def check_bytes(sc, data: bytes, cut: float) -> str | None:
+    if oracle_cannot_judge(sc, data.decode("utf-8", "surrogateescape")):
+        return None
     want = oracle_split_bytes(sc.pattern, data)
     got = sc.split_bytes(data)
     if got != want:
