@@ -187,6 +187,7 @@ def _scanner_for(pat_str: str, scanner_name: str | None):
     return scantok.compile(pat_str)
 
 
+_CHUNKS_PER_THREAD = 8  # see Encoding._batch
 _pools: dict = {}
 _pools_lock = threading.Lock()
 if hasattr(os, "register_at_fork"):
@@ -464,7 +465,11 @@ class Encoding:
         if num_threads <= 1 or n <= 1:
             return many(items)
         nt = min(num_threads, n)
-        # contiguous chunks of similar byte size, one per worker: the C calls release the GIL
+        # contiguous chunks of similar byte size, _CHUNKS_PER_THREAD per worker, taken in turn:
+        # a chunk's C call releases the GIL, its lists are built with it held, so with several
+        # chunks per worker one thread builds lists while the others encode (one chunk each
+        # left the list building of all workers to the end, one after another)
+        nchunks = min(n, nt * _CHUNKS_PER_THREAD)
         sizes = [len(x) if hasattr(x, "__len__") else 1 for x in items]  # bad items fail in fn, clearly
         total = sum(sizes) or 1
         bounds = [0]
@@ -472,7 +477,7 @@ class Encoding:
         k = 1
         for i, s in enumerate(sizes):
             acc += s
-            if k < nt and acc >= total * k / nt:
+            if k < nchunks and acc >= total * k / nchunks:
                 bounds.append(i + 1)
                 k += 1
         bounds.append(n)
