@@ -71,6 +71,26 @@ invalid:
 static const uint8_t *last_match_scalar(const scantok_dfa *d, const uint8_t *start,
                                         const uint8_t *stop, const uint8_t *end, int flags);
 
+/* The same for the pair loops' replays (a piece whose last match lies further back than the
+ * pair before): those pieces are short and mostly ASCII, which this steps through one
+ * character at a time with no decoding and no prefilter; a piece that began on the general
+ * path may hold other characters, and goes to last_match_scalar. */
+static const uint8_t *last_match_pairs(const scantok_dfa *d, const uint8_t *start, const uint8_t *stop,
+                                       const uint8_t *end, int flags)
+{
+    const uint32_t *N = d->next + d->pair;
+    const uint8_t *F = d->flags + d->pair, *A = d->ascii;
+    const uint8_t *last = start;
+    uint32_t s = d->start;
+    for (const uint8_t *p = start; p < stop; p++) {
+        if (*p >= 0x80) return last_match_scalar(d, start, stop, end, flags);
+        uint32_t x = s + A[*p];
+        last = (F[x] & T_MATCH) ? p : last;
+        s = N[x];
+    }
+    return last;
+}
+
 /* The pair loop: two ASCII characters per step, pieces emitted without a branch: the
  * stores always happen (the two slots past the last piece are free: k <= so <= i and
  * i + 1 < n), and k only advances at a boundary.  Returns at the first pair it cannot
@@ -139,7 +159,7 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
             if (pf & P_REWIND_PREV && prev & P_MATCH1) r = i - 1;
             else if (pf & P_REWIND_PREV) {
                 /* The last match is further back: replay the piece (see pair_steps_dual). */
-                const uint8_t *m = last_match_scalar(d, data + so, data + i + 1, data + n, flags);
+                const uint8_t *m = last_match_pairs(d, data + so, data + i + 1, data + n, flags);
                 if (m <= data + so) break;
                 r = (size_t)(m - data);
             }
@@ -195,31 +215,51 @@ typedef struct { size_t i, so, k; uint32_t s, prev; size_t lim; } lane;  /* lim:
 #define LANE_A 1
 #define LANE_B 2
 
+/* A pair step where pieces end (count = pf & P_COUNT, nonzero) moves the current piece's
+ * start into the pair (so = p, sof = pf: at p + 1 with P_START1): k += count and both
+ * moves with one test of the count. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define COUNT_PIECES(K, SO, SOF, PP, PF) do { \
+        size_t c_ = (PF); \
+        __asm__("andl $3, %k[c]\n\tcmovnz %[pp], %[so]\n\tcmovnz %k[f], %k[sf]" \
+                : [c] "+r"(c_), [so] "+r"(SO), [sf] "+r"(SOF) : [pp] "r"(PP), [f] "r"(PF) : "cc"); \
+        K += c_; \
+    } while (0)
+#else
+#define COUNT_PIECES(K, SO, SOF, PP, PF) do { \
+        uint32_t c_ = (PF) & P_COUNT; \
+        K += c_; \
+        SO = (const uint8_t *)select_if(c_, (size_t)(PP), (size_t)(SO)); \
+        SOF = (uint32_t)select_if(c_, (PF), (SOF)); \
+    } while (0)
+#endif
+
 /* Pair steps on both lanes, four bytes per lane per round, until a lane cannot take its
  * next round (lane a also stops at a_stop); returns LANE_A | LANE_B for the lanes that
- * need the general path (count mode: no stores). */
+ * need the general path (count mode: no stores).  The loop is bound by its instruction
+ * count, so: the byte -> class tables are copied to the stack (addressed from the stack
+ * pointer, they take no register), the stops are checked once per run of rounds both
+ * lanes can surely take, and a rewind ends its round without leaving that run. */
 static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                      int flags, lane *la, lane *lb)
 {
     const uint32_t *N2 = d->next;
-    const uint8_t *F2 = d->flags, *A = d->ascii;
-    const uint16_t *AX = d->ascii_x;
-    /* Pointers, not offsets: the two lanes' state already needs most of the registers. */
+    const uint8_t *F2 = d->flags;
+    uint16_t T[256];  /* T[b] = class of b * nclasses, T[128 + b] = class of b */
+    for (int j = 0; j < 128; j++) { T[j] = d->ascii_x[j]; T[128 + j] = d->ascii[j]; }
     const uint8_t *a_stop = data + (la->lim < n - 3 ? la->lim : n - 3), *b_stop = data + n - 3;
     const uint8_t *ap = data + la->i, *aso = data + la->so, *bp = data + lb->i, *bso = data + lb->so;
-    size_t ak = la->k, bk = lb->k, x;
+    size_t ak = la->k, bk = lb->k, x, rounds;
     uint32_t ast = la->s, bst = lb->s, aprev = la->prev, bprev = lb->prev, pf;
     /* A piece starts at so, or at so + 1 if sof has P_START1 (kept apart: fewer operations
      * per step). */
     uint32_t asof = 0, bsof = 0;
     int stuck = 0;
 #define LPAIR(L, RARE) do { \
-        x = L##st + AX[L##p[0]] + A[L##p[1]]; \
+        x = L##st + T[L##p[0]] + T[128 + L##p[1]]; \
         pf = F2[x]; \
         if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) goto RARE; \
-        L##k += pf & P_COUNT; \
-        L##so = (const uint8_t *)select_if(pf & P_COUNT, (size_t)L##p, (size_t)L##so); \
-        L##sof = (uint32_t)select_if(pf & P_COUNT, pf, L##sof); \
+        COUNT_PIECES(L##k, L##so, L##sof, L##p, pf); \
         L##prev = pf; \
         L##st = N2[x]; \
         L##p += 2; \
@@ -235,7 +275,7 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
             /* The last match is further back (a run after a newline, say): replay the \
              * piece here rather than leave the loop.  The die is at c0 or c1 with no \
              * match at c0 either way, so replaying up to c1 finds the same match. */ \
-            r = last_match_scalar(d, L##so, L##p + 1, data + n, flags); \
+            r = last_match_pairs(d, L##so, L##p + 1, data + n, flags); \
             if (r <= L##so) { stuck |= FLAG; goto out; } \
         } \
         L##k++; \
@@ -245,28 +285,36 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
         L##prev = 0; \
     } while (0)
     for (;;) {
-        if (ap >= a_stop) stuck |= LANE_A;
-        if (bp >= b_stop) stuck |= LANE_B;
-        if (stuck) break;
-        {
+        /* Rounds both lanes can surely take: a round moves a lane by four bytes at most. */
+        size_t ra = ap < a_stop ? (size_t)(a_stop - ap) : 0, rb = bp < b_stop ? (size_t)(b_stop - bp) : 0;
+        rounds = (ra < rb ? ra : rb) / 4;
+        if (!rounds) {
+            stuck = (ap >= a_stop ? LANE_A : 0) | (bp >= b_stop ? LANE_B : 0);
+            if (stuck) break;
+            rounds = 1;
+        }
+        do {
             uint32_t wa, wb;
+        round:
             memcpy(&wa, ap, 4);
             memcpy(&wb, bp, 4);
             if ((wa | wb) & 0x80808080u) {
                 stuck = ((wa & 0x80808080u) ? LANE_A : 0) | ((wb & 0x80808080u) ? LANE_B : 0);
-                break;
+                goto out;
             }
-        }
-        LPAIR(a, rare_a);
-        LPAIR(b, rare_b);
-        LPAIR(a, rare_a);
-        LPAIR(b, rare_b);
+            LPAIR(a, rare_a);
+            LPAIR(b, rare_b);
+            LPAIR(a, rare_a);
+            LPAIR(b, rare_b);
+        } while (--rounds);
         continue;
     rare_a:
         LRARE(a, LANE_A);
+        if (--rounds) goto round;  /* the round ends here, each lane moved four bytes at most */
         continue;
     rare_b:
         LRARE(b, LANE_B);
+        if (--rounds) goto round;
     }
 out:
 #undef LPAIR
