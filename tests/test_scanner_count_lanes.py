@@ -88,6 +88,33 @@ def test_count_two_lanes_on_corpora(engine_impl, corpus):
                 _check(sc, data[off:off + cut])
 
 
+def _resplit_cases() -> dict[str, bytes]:
+    """Inputs where lane a reaches the middle long before lane b reaches the end (a fast first
+    half: long words, few pieces; a slow second half: code, rewinds, replays), so that what is
+    left is split again, several times, with hard text at every scale around the new middles."""
+    fast = _tile(b"abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ ", 5 * DUAL_MIN)
+    slow = _tile(b"x\n  y\n\n   z = 1234567 'll\n\t\t# \n    w\r\n", 6 * DUAL_MIN)
+    hard = [b" " * 1500, b"7" * 2001, b"q" * 1300, b"\n" * 40 + b" " * 900, "\u00e9\u6f22 \u3000\n".encode() * 60,
+            b"\x80\xbf\xc3\xff\xed\xa0\x80" * 20]
+    spiked = bytearray(slow)
+    for j, pos in enumerate(range(1000, len(spiked) - 5000, 9001)):
+        h = hard[j % len(hard)]
+        spiked[pos:pos + len(h)] = h
+    return {
+        "fast then slow": fast + slow,
+        "fast then slow with hard text throughout": fast + bytes(spiked),
+        "slow then fast": slow + fast,
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_resplit_cases()))
+def test_count_two_lanes_split_again(engine_impl, case):
+    data = _resplit_cases()[case]
+    for sc in _scanners():
+        for cut in (0, 1, 2, 3, 5_001, 70_001):
+            _check(sc, data[cut:])
+
+
 def test_count_str_two_lanes_matches_oracle():
     """The str path (ASCII read in place, else encoded) against regex.findall."""
     sc = get_scanner("o200k_base")

@@ -534,52 +534,67 @@ static __attribute__((noinline)) int lane_step_scalar(const scantok_dfa *d, cons
     return (int)scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, L);
 }
 
-/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
- * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
- * has reached the middle, it rescans from its current piece's start with piece starts kept,
- * and the first position where both lanes start a piece joins them: from there on both
- * count the same pieces.  Without such a position (one piece longer than the window) lane
- * a scans on alone, so the count is exact either way. */
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle
+ * of what is left, its first DUAL_WINDOW bytes scanned once more with their piece starts
+ * kept; when lane a has reached the middle, it rescans from its current piece's start with
+ * piece starts kept, and the first position where both lanes start a piece joins them: from
+ * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
+ * rest (split again while it is long: the two halves rarely take the same time).  Without
+ * such a position (one piece longer than the window) lane a scans on alone from that
+ * piece's start, so the count is exact either way. */
 static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
 {
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
-    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0, dual = 1;
-    size_t rounds = 0;
-    size_t high = 0;
-    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
-    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
-    if (high > DUAL_WINDOW / 8) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
-    kb0 = scan_body_scalar(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
-                                   &bcons, MODE_STARTS, NULL);
-    if (!kb0 || !bcons) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    la.lim = mid;
-    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
-    while (!done_a || !done_b) {
-        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
-        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
-         * characters outside every piece) run on one at a time, as the one-lane scan does. */
-        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
-        if (!done_a && (stuck & LANE_A)) {
-            if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
-            if (la.i >= mid) done_a = 1;
+    int dual = 1;
+    while (dual && n - la.i >= DUAL_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+        size_t rounds = 0, high = 0;
+        int done_a = 0, done_b = 0;
+        for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[a0 + j] >> 7) + (data[mid + j] >> 7);
+        /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+        if (high > DUAL_WINDOW / 8) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        kb0 = scan_body_scalar(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                       &bcons, MODE_STARTS, NULL);
+        if (!kb0 || !bcons) break;
+        la.lim = mid;
+        lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+        while (!done_a) {
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A;
+            /* Lanes that leave the loop every few bytes (pieces the general path takes, such
+             * as characters outside every piece) run on one at a time, as the one-lane scan
+             * does: lane a to the middle, then lane b, if they join. */
+            if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+                if (la.i >= mid) done_a = 1;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_scalar(d, data, n, flags, &lb);
         }
-        if (!done_b && (stuck & LANE_B)) done_b = lane_step_scalar(d, data, n, flags, &lb);
+        /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+        q = la.so;
+        if (q + DUAL_WINDOW >= mid && q < mid + DUAL_WINDOW) {
+            ka0 = scan_body_scalar(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                           NULL, &acons, MODE_STARTS, NULL);
+            while (ia < ka0 && ib < kb0 && q + astarts[ia] != mid + bstarts[ib]) {
+                if (q + astarts[ia] < mid + bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < ka0 && ib < kb0) {
+                lb.k += la.k + ia + (kb0 - ib);
+                if (done_b) return lb.k;
+                la = lb;
+                continue;
+            }
+        }
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
     }
-    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
-    q = la.so;
-    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
-        return la.k + scan_body_scalar(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
-    ka0 = scan_body_scalar(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
-                                   NULL, &acons, MODE_STARTS, NULL);
-    while (ia < ka0 && ib < kb0) {
-        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
-        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
-        if (pa < pb) ia++; else ib++;
-    }
-    return la.k + scan_body_scalar(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    /* The rest on one lane. */
+    if (la.i == la.so && la.s == d->start)
+        return la.k + scan_body_scalar(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = n;
+    while (!lane_step_scalar(d, data, n, flags, &la)) {}
+    return la.k;
 }
 
 static size_t scan_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
@@ -756,53 +771,68 @@ static __attribute__((noinline)) int lane_step_sse2(const scantok_dfa *d, const 
     return (int)scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, L);
 }
 
-/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
- * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
- * has reached the middle, it rescans from its current piece's start with piece starts kept,
- * and the first position where both lanes start a piece joins them: from there on both
- * count the same pieces.  Without such a position (one piece longer than the window) lane
- * a scans on alone, so the count is exact either way. */
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle
+ * of what is left, its first DUAL_WINDOW bytes scanned once more with their piece starts
+ * kept; when lane a has reached the middle, it rescans from its current piece's start with
+ * piece starts kept, and the first position where both lanes start a piece joins them: from
+ * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
+ * rest (split again while it is long: the two halves rarely take the same time).  Without
+ * such a position (one piece longer than the window) lane a scans on alone from that
+ * piece's start, so the count is exact either way. */
 __attribute__((target("sse2")))
 static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
 {
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
-    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0, dual = 1;
-    size_t rounds = 0;
-    size_t high = 0;
-    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
-    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
-    if (high > DUAL_WINDOW / 8) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
-    kb0 = scan_body_sse2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
-                                   &bcons, MODE_STARTS, NULL);
-    if (!kb0 || !bcons) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    la.lim = mid;
-    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
-    while (!done_a || !done_b) {
-        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
-        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
-         * characters outside every piece) run on one at a time, as the one-lane scan does. */
-        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
-        if (!done_a && (stuck & LANE_A)) {
-            if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
-            if (la.i >= mid) done_a = 1;
+    int dual = 1;
+    while (dual && n - la.i >= DUAL_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+        size_t rounds = 0, high = 0;
+        int done_a = 0, done_b = 0;
+        for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[a0 + j] >> 7) + (data[mid + j] >> 7);
+        /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+        if (high > DUAL_WINDOW / 8) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        kb0 = scan_body_sse2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                       &bcons, MODE_STARTS, NULL);
+        if (!kb0 || !bcons) break;
+        la.lim = mid;
+        lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+        while (!done_a) {
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A;
+            /* Lanes that leave the loop every few bytes (pieces the general path takes, such
+             * as characters outside every piece) run on one at a time, as the one-lane scan
+             * does: lane a to the middle, then lane b, if they join. */
+            if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+                if (la.i >= mid) done_a = 1;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_sse2(d, data, n, flags, &lb);
         }
-        if (!done_b && (stuck & LANE_B)) done_b = lane_step_sse2(d, data, n, flags, &lb);
+        /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+        q = la.so;
+        if (q + DUAL_WINDOW >= mid && q < mid + DUAL_WINDOW) {
+            ka0 = scan_body_sse2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                           NULL, &acons, MODE_STARTS, NULL);
+            while (ia < ka0 && ib < kb0 && q + astarts[ia] != mid + bstarts[ib]) {
+                if (q + astarts[ia] < mid + bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < ka0 && ib < kb0) {
+                lb.k += la.k + ia + (kb0 - ib);
+                if (done_b) return lb.k;
+                la = lb;
+                continue;
+            }
+        }
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
     }
-    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
-    q = la.so;
-    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
-        return la.k + scan_body_sse2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
-    ka0 = scan_body_sse2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
-                                   NULL, &acons, MODE_STARTS, NULL);
-    while (ia < ka0 && ib < kb0) {
-        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
-        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
-        if (pa < pb) ia++; else ib++;
-    }
-    return la.k + scan_body_sse2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    /* The rest on one lane. */
+    if (la.i == la.so && la.s == d->start)
+        return la.k + scan_body_sse2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = n;
+    while (!lane_step_sse2(d, data, n, flags, &la)) {}
+    return la.k;
 }
 
 static size_t scan_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
@@ -979,53 +1009,68 @@ static __attribute__((noinline)) int lane_step_avx2(const scantok_dfa *d, const 
     return (int)scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, L);
 }
 
-/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
- * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
- * has reached the middle, it rescans from its current piece's start with piece starts kept,
- * and the first position where both lanes start a piece joins them: from there on both
- * count the same pieces.  Without such a position (one piece longer than the window) lane
- * a scans on alone, so the count is exact either way. */
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle
+ * of what is left, its first DUAL_WINDOW bytes scanned once more with their piece starts
+ * kept; when lane a has reached the middle, it rescans from its current piece's start with
+ * piece starts kept, and the first position where both lanes start a piece joins them: from
+ * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
+ * rest (split again while it is long: the two halves rarely take the same time).  Without
+ * such a position (one piece longer than the window) lane a scans on alone from that
+ * piece's start, so the count is exact either way. */
 __attribute__((target("avx2")))
 static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
 {
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
-    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0, dual = 1;
-    size_t rounds = 0;
-    size_t high = 0;
-    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
-    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
-    if (high > DUAL_WINDOW / 8) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
-    kb0 = scan_body_avx2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
-                                   &bcons, MODE_STARTS, NULL);
-    if (!kb0 || !bcons) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    la.lim = mid;
-    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
-    while (!done_a || !done_b) {
-        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
-        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
-         * characters outside every piece) run on one at a time, as the one-lane scan does. */
-        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
-        if (!done_a && (stuck & LANE_A)) {
-            if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
-            if (la.i >= mid) done_a = 1;
+    int dual = 1;
+    while (dual && n - la.i >= DUAL_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+        size_t rounds = 0, high = 0;
+        int done_a = 0, done_b = 0;
+        for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[a0 + j] >> 7) + (data[mid + j] >> 7);
+        /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+        if (high > DUAL_WINDOW / 8) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        kb0 = scan_body_avx2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                       &bcons, MODE_STARTS, NULL);
+        if (!kb0 || !bcons) break;
+        la.lim = mid;
+        lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+        while (!done_a) {
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A;
+            /* Lanes that leave the loop every few bytes (pieces the general path takes, such
+             * as characters outside every piece) run on one at a time, as the one-lane scan
+             * does: lane a to the middle, then lane b, if they join. */
+            if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+                if (la.i >= mid) done_a = 1;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_avx2(d, data, n, flags, &lb);
         }
-        if (!done_b && (stuck & LANE_B)) done_b = lane_step_avx2(d, data, n, flags, &lb);
+        /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+        q = la.so;
+        if (q + DUAL_WINDOW >= mid && q < mid + DUAL_WINDOW) {
+            ka0 = scan_body_avx2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                           NULL, &acons, MODE_STARTS, NULL);
+            while (ia < ka0 && ib < kb0 && q + astarts[ia] != mid + bstarts[ib]) {
+                if (q + astarts[ia] < mid + bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < ka0 && ib < kb0) {
+                lb.k += la.k + ia + (kb0 - ib);
+                if (done_b) return lb.k;
+                la = lb;
+                continue;
+            }
+        }
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
     }
-    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
-    q = la.so;
-    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
-        return la.k + scan_body_avx2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
-    ka0 = scan_body_avx2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
-                                   NULL, &acons, MODE_STARTS, NULL);
-    while (ia < ka0 && ib < kb0) {
-        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
-        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
-        if (pa < pb) ia++; else ib++;
-    }
-    return la.k + scan_body_avx2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    /* The rest on one lane. */
+    if (la.i == la.so && la.s == d->start)
+        return la.k + scan_body_avx2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = n;
+    while (!lane_step_avx2(d, data, n, flags, &la)) {}
+    return la.k;
 }
 
 static size_t scan_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
