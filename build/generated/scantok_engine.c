@@ -215,6 +215,16 @@ typedef struct { size_t i, so, k; uint32_t s, prev; size_t lim; } lane;  /* lim:
 #define LANE_A 1
 #define LANE_B 2
 
+/* The pair block index of two ASCII bytes b0 b1 read as one little-endian uint16 w = b0 |
+ * b1 << 8: T2[w] = class of b0 * nclasses + class of b1 (entries with a byte >= 0x80 are
+ * never read). */
+#define PAIR_X_LEN 0x7F80u
+static void pair_x(const scantok_dfa *d, uint16_t *T2)
+{
+    for (uint32_t b1 = 0; b1 < 128; b1++)
+        for (uint32_t b0 = 0; b0 < 128; b0++) T2[b1 << 8 | b0] = (uint16_t)(d->ascii_x[b0] + d->ascii[b1]);
+}
+
 /* A pair step where pieces end (count = pf & P_COUNT, nonzero) moves the current piece's
  * start into the pair (so = p, sof = pf: at p + 1 with P_START1): k += count and both
  * moves with one test of the count. */
@@ -240,13 +250,11 @@ typedef struct { size_t i, so, k; uint32_t s, prev; size_t lim; } lane;  /* lim:
  * count, so: the byte -> class tables are copied to the stack (addressed from the stack
  * pointer, they take no register), the stops are checked once per run of rounds both
  * lanes can surely take, and a rewind ends its round without leaving that run. */
-static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                     int flags, lane *la, lane *lb)
+static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint16_t *T2,
+                                                     const uint8_t *data, size_t n, int flags, lane *la, lane *lb)
 {
     const uint32_t *N2 = d->next;
     const uint8_t *F2 = d->flags;
-    uint16_t T[256];  /* T[b] = class of b * nclasses, T[128 + b] = class of b */
-    for (int j = 0; j < 128; j++) { T[j] = d->ascii_x[j]; T[128 + j] = d->ascii[j]; }
     const uint8_t *a_stop = data + (la->lim < n - 3 ? la->lim : n - 3), *b_stop = data + n - 3;
     const uint8_t *ap = data + la->i, *aso = data + la->so, *bp = data + lb->i, *bso = data + lb->so;
     size_t ak = la->k, bk = lb->k, x, rounds;
@@ -256,7 +264,7 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
     uint32_t asof = 0, bsof = 0;
     int stuck = 0;
 #define LPAIR(L, RARE) do { \
-        x = L##st + T[L##p[0]] + T[128 + L##p[1]]; \
+        { uint16_t w_; memcpy(&w_, L##p, 2); x = L##st + T2[w_]; } \
         pf = F2[x]; \
         if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) goto RARE; \
         COUNT_PIECES(L##k, L##so, L##sof, L##p, pf); \
@@ -547,6 +555,9 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
     int dual = 1;
+    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    if (!T2) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    pair_x(d, T2);
     while (dual && n - la.i >= DUAL_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
         size_t rounds = 0, high = 0;
@@ -561,13 +572,13 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
         la.lim = mid;
         lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
         while (!done_a) {
-            int stuck = (dual && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A;
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, T2, data, n, flags, &la, &lb) : LANE_A;
             /* Lanes that leave the loop every few bytes (pieces the general path takes, such
              * as characters outside every piece) run on one at a time, as the one-lane scan
              * does: lane a to the middle, then lane b, if they join. */
             if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
             if (stuck & LANE_A) {
-                if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+                if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
                 if (la.i >= mid) done_a = 1;
             }
             if (!done_b && (stuck & LANE_B)) done_b = lane_step_scalar(d, data, n, flags, &lb);
@@ -582,7 +593,7 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
             }
             if (ia < ka0 && ib < kb0) {
                 lb.k += la.k + ia + (kb0 - ib);
-                if (done_b) return lb.k;
+                if (done_b) { free(T2); return lb.k; }
                 la = lb;
                 continue;
             }
@@ -590,6 +601,7 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
         la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
     }
     /* The rest on one lane. */
+    free(T2);
     if (la.i == la.so && la.s == d->start)
         return la.k + scan_body_scalar(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
     la.lim = n;
@@ -785,6 +797,9 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
     int dual = 1;
+    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    if (!T2) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    pair_x(d, T2);
     while (dual && n - la.i >= DUAL_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
         size_t rounds = 0, high = 0;
@@ -799,13 +814,13 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
         la.lim = mid;
         lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
         while (!done_a) {
-            int stuck = (dual && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A;
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, T2, data, n, flags, &la, &lb) : LANE_A;
             /* Lanes that leave the loop every few bytes (pieces the general path takes, such
              * as characters outside every piece) run on one at a time, as the one-lane scan
              * does: lane a to the middle, then lane b, if they join. */
             if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
             if (stuck & LANE_A) {
-                if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+                if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
                 if (la.i >= mid) done_a = 1;
             }
             if (!done_b && (stuck & LANE_B)) done_b = lane_step_sse2(d, data, n, flags, &lb);
@@ -820,7 +835,7 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
             }
             if (ia < ka0 && ib < kb0) {
                 lb.k += la.k + ia + (kb0 - ib);
-                if (done_b) return lb.k;
+                if (done_b) { free(T2); return lb.k; }
                 la = lb;
                 continue;
             }
@@ -828,6 +843,7 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
         la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
     }
     /* The rest on one lane. */
+    free(T2);
     if (la.i == la.so && la.s == d->start)
         return la.k + scan_body_sse2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
     la.lim = n;
@@ -1023,6 +1039,9 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
     int dual = 1;
+    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    if (!T2) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    pair_x(d, T2);
     while (dual && n - la.i >= DUAL_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
         size_t rounds = 0, high = 0;
@@ -1037,13 +1056,13 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
         la.lim = mid;
         lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
         while (!done_a) {
-            int stuck = (dual && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A;
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, T2, data, n, flags, &la, &lb) : LANE_A;
             /* Lanes that leave the loop every few bytes (pieces the general path takes, such
              * as characters outside every piece) run on one at a time, as the one-lane scan
              * does: lane a to the middle, then lane b, if they join. */
             if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
             if (stuck & LANE_A) {
-                if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
+                if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
                 if (la.i >= mid) done_a = 1;
             }
             if (!done_b && (stuck & LANE_B)) done_b = lane_step_avx2(d, data, n, flags, &lb);
@@ -1058,7 +1077,7 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
             }
             if (ia < ka0 && ib < kb0) {
                 lb.k += la.k + ia + (kb0 - ib);
-                if (done_b) return lb.k;
+                if (done_b) { free(T2); return lb.k; }
                 la = lb;
                 continue;
             }
@@ -1066,6 +1085,7 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
         la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
     }
     /* The rest on one lane. */
+    free(T2);
     if (la.i == la.so && la.s == d->start)
         return la.k + scan_body_avx2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
     la.lim = n;
