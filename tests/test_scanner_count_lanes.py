@@ -63,6 +63,10 @@ def _hard_cases() -> dict[str, bytes]:
         "ends inside a character": _tile(words) + "漢".encode()[:2],
         # the piece lane a is in at the middle started far before it: lane a scans on alone
         "a word from before the middle to just after it": _tile(words, 40000) + b"x" * 5000 + _tile(words, 44400),
+        # ... from the very start, with pieces after the middle: lane a cannot join lane b and
+        # scans the rest alone (it once started over from its piece's start, for ever)
+        "one run of spaces from the start to the middle": b" " * (DUAL_MIN // 2 + 192) + b"@" + b" " * (DUAL_MIN // 2 + 192),
+        "one piece from the start across the middle": b"-+" * DUAL_MIN + _tile(words, DUAL_MIN),
     }
     for shift in range(3):
         # groups of three digits seen from lane b's start never meet lane a's (two of three shifts)

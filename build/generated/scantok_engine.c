@@ -548,7 +548,7 @@ static __attribute__((noinline)) int lane_step_scalar(const scantok_dfa *d, cons
  * piece starts kept, and the first position where both lanes start a piece joins them: from
  * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
  * rest (split again while it is long: the two halves rarely take the same time).  Without
- * such a position (one piece longer than the window) lane a scans on alone from that
+ * such a position (one piece longer than the window) lane a scans the rest alone from that
  * piece's start, so the count is exact either way. */
 static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
 {
@@ -598,7 +598,8 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
                 continue;
             }
         }
-        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on alone from q */
+        break;
     }
     /* The rest on one lane. */
     free(T2);
@@ -789,7 +790,7 @@ static __attribute__((noinline)) int lane_step_sse2(const scantok_dfa *d, const 
  * piece starts kept, and the first position where both lanes start a piece joins them: from
  * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
  * rest (split again while it is long: the two halves rarely take the same time).  Without
- * such a position (one piece longer than the window) lane a scans on alone from that
+ * such a position (one piece longer than the window) lane a scans the rest alone from that
  * piece's start, so the count is exact either way. */
 __attribute__((target("sse2")))
 static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
@@ -840,7 +841,8 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
                 continue;
             }
         }
-        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on alone from q */
+        break;
     }
     /* The rest on one lane. */
     free(T2);
@@ -1031,7 +1033,7 @@ static __attribute__((noinline)) int lane_step_avx2(const scantok_dfa *d, const 
  * piece starts kept, and the first position where both lanes start a piece joins them: from
  * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
  * rest (split again while it is long: the two halves rarely take the same time).  Without
- * such a position (one piece longer than the window) lane a scans on alone from that
+ * such a position (one piece longer than the window) lane a scans the rest alone from that
  * piece's start, so the count is exact either way. */
 __attribute__((target("avx2")))
 static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
@@ -1082,7 +1084,8 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
                 continue;
             }
         }
-        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on from q */
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on alone from q */
+        break;
     }
     /* The rest on one lane. */
     free(T2);
