@@ -117,29 +117,34 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
     const uint8_t *F2 = d->flags, *A = d->ascii;
     const uint16_t *AX = d->ascii_x;
     const uint32_t s0 = d->start;
+    const size_t k0 = c->k, so0 = c->so;
     size_t i = c->i, so = c->so, k = c->k, x, st = c->s;
     uint32_t pf, prev = 0;
+    /* With ends stored, the loop keeps no piece start: pieces here follow each other, so
+     * the current piece starts where the last one ended (or at c->so), and the starts are
+     * copied from the ends when the loop leaves. */
+#define CUR_START() ((mode & MODE_ENDS) && k > k0 ? (size_t)ends[k - 1] : so)
     /* One pair at offset OFF from i: a rare flag leaves for `rare` with i at the pair. */
 #define PAIR(OFF, B0, B1) do { \
         x = st + AX[B0] + A[B1]; \
         pf = F2[x]; \
         if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) { i += (OFF); goto rare; } \
-        if (mode & MODE_STARTS) { starts[k] = (uint32_t)so; starts[k + 1] = (uint32_t)(i + (OFF)); } \
         if (mode & MODE_ENDS) { \
             ends[k] = (uint32_t)(i + (OFF) + ((pf >> 5) & 1)); \
             ends[k + 1] = (uint32_t)(i + (OFF) + 1); \
-        } \
+        } else if (mode & MODE_STARTS) { starts[k] = (uint32_t)so; starts[k + 1] = (uint32_t)(i + (OFF)); } \
         k += pf & P_COUNT; \
-        so = select_if(pf & P_COUNT, i + (OFF) + ((pf >> 2) & 1), so); \
+        if (!(mode & MODE_ENDS)) so = select_if(pf & P_COUNT, i + (OFF) + ((pf >> 2) & 1), so); \
         prev = pf; \
         st = N2[x]; \
     } while (0)
     for (;;) {
         if (n - i >= 4) {
-            uint32_t b0 = data[i], b1 = data[i + 1], b2 = data[i + 2], b3 = data[i + 3];
-            if (!((b0 | b1 | b2 | b3) & 0x80)) {
-                PAIR(0, b0, b1);
-                PAIR(2, b2, b3);
+            uint32_t w;
+            memcpy(&w, data + i, 4);
+            if (!(w & 0x80808080u)) {
+                PAIR(0, data[i], data[i + 1]);
+                PAIR(2, data[i + 2], data[i + 3]);
                 i += 4;
                 continue;
             }
@@ -154,17 +159,17 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
         }
     rare:
         {
-            size_t r = i;
+            size_t r = i, cur = CUR_START();
             if (pf & P_SLOW) break;
             if (pf & P_REWIND_PREV && prev & P_MATCH1) r = i - 1;
             else if (pf & P_REWIND_PREV) {
                 /* The last match is further back: replay the piece (see pair_steps_dual). */
-                const uint8_t *m = last_match_pairs(d, data + so, data + i + 1, data + n, flags);
-                if (m <= data + so) break;
+                const uint8_t *m = last_match_pairs(d, data + cur, data + i + 1, data + n, flags);
+                if (m <= data + cur) break;
                 r = (size_t)(m - data);
             }
-            if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
             if (mode & MODE_ENDS) ends[k] = (uint32_t)r;
+            else if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
             k++;
             so = i = r;
             st = s0;
@@ -172,30 +177,45 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
         }
     }
 #undef PAIR
+    if (mode & MODE_ENDS) {
+        if ((mode & MODE_STARTS) && k > k0) {
+            starts[k0] = (uint32_t)so0;
+            memcpy(starts + k0 + 1, ends + k0, (k - k0 - 1) * sizeof *starts);
+        }
+        so = CUR_START();
+    }
+#undef CUR_START
     c->i = i; c->so = so; c->k = k; c->s = st;
 }
 
 typedef void (*pair_fn)(const scantok_dfa *, const uint8_t *, size_t, int, uint32_t *, uint32_t *, pair_ctx *);
+/* GCC's straight-line vectoriser turns each pair's two end stores into eight instructions
+ * (insert, shuffle, add, store) where the scalar code has five. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_SLP __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define NO_SLP
+#endif
 
-static __attribute__((noinline)) void pair_steps_0(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_0(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 0);
 }
 
-static __attribute__((noinline)) void pair_steps_1(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_1(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 1);
 }
 
-static __attribute__((noinline)) void pair_steps_2(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_2(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 2);
 }
 
-static __attribute__((noinline)) void pair_steps_3(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_3(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 3);
