@@ -63,6 +63,10 @@ def _hard_cases() -> dict[str, bytes]:
         "ends inside a character": _tile(words) + "漢".encode()[:2],
         # the piece lane a is in at the middle started far before it: lane a scans on alone
         "a word from before the middle to just after it": _tile(words, 40000) + b"x" * 5000 + _tile(words, 44400),
+        # ... from the very start, with pieces after the middle: lane a cannot join lane b and
+        # scans the rest alone (it once started over from its piece's start, for ever)
+        "one run of spaces from the start to the middle": b" " * (DUAL_MIN // 2 + 192) + b"@" + b" " * (DUAL_MIN // 2 + 192),
+        "one piece from the start across the middle": b"-+" * DUAL_MIN + _tile(words, DUAL_MIN),
     }
     for shift in range(3):
         # groups of three digits seen from lane b's start never meet lane a's (two of three shifts)
@@ -86,6 +90,33 @@ def test_count_two_lanes_on_corpora(engine_impl, corpus):
         for cut in (DUAL_MIN - 1, DUAL_MIN, DUAL_MIN + 1, 100_003, 1_000_001):
             for off in (0, 7, 333_333):
                 _check(sc, data[off:off + cut])
+
+
+def _resplit_cases() -> dict[str, bytes]:
+    """Inputs where lane a reaches the middle long before lane b reaches the end (a fast first
+    half: long words, few pieces; a slow second half: code, rewinds, replays), so that what is
+    left is split again, several times, with hard text at every scale around the new middles."""
+    fast = _tile(b"abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ ", 5 * DUAL_MIN)
+    slow = _tile(b"x\n  y\n\n   z = 1234567 'll\n\t\t# \n    w\r\n", 6 * DUAL_MIN)
+    hard = [b" " * 1500, b"7" * 2001, b"q" * 1300, b"\n" * 40 + b" " * 900, "\u00e9\u6f22 \u3000\n".encode() * 60,
+            b"\x80\xbf\xc3\xff\xed\xa0\x80" * 20]
+    spiked = bytearray(slow)
+    for j, pos in enumerate(range(1000, len(spiked) - 5000, 9001)):
+        h = hard[j % len(hard)]
+        spiked[pos:pos + len(h)] = h
+    return {
+        "fast then slow": fast + slow,
+        "fast then slow with hard text throughout": fast + bytes(spiked),
+        "slow then fast": slow + fast,
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_resplit_cases()))
+def test_count_two_lanes_split_again(engine_impl, case):
+    data = _resplit_cases()[case]
+    for sc in _scanners():
+        for cut in (0, 1, 2, 3, 5_001, 70_001):
+            _check(sc, data[cut:])
 
 
 def test_count_str_two_lanes_matches_oracle():

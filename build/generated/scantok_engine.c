@@ -88,6 +88,26 @@ invalid:
 static const uint8_t *last_match_scalar(const scantok_dfa *d, const uint8_t *start,
                                         const uint8_t *stop, const uint8_t *end, int flags);
 
+/* The same for the pair loops' replays (a piece whose last match lies further back than the
+ * pair before): those pieces are short and mostly ASCII, which this steps through one
+ * character at a time with no decoding and no prefilter; a piece that began on the general
+ * path may hold other characters, and goes to last_match_scalar. */
+static const uint8_t *last_match_pairs(const scantok_dfa *d, const uint8_t *start, const uint8_t *stop,
+                                       const uint8_t *end, int flags)
+{
+    const uint32_t *N = d->next + d->pair;
+    const uint8_t *F = d->flags + d->pair, *A = d->ascii;
+    const uint8_t *last = start;
+    uint32_t s = d->start;
+    for (const uint8_t *p = start; p < stop; p++) {
+        if (*p >= 0x80) return last_match_scalar(d, start, stop, end, flags);
+        uint32_t x = s + A[*p];
+        last = (F[x] & T_MATCH) ? p : last;
+        s = N[x];
+    }
+    return last;
+}
+
 /* The pair loop: two ASCII characters per step, pieces emitted without a branch: the
  * stores always happen (the two slots past the last piece are free: k <= so <= i and
  * i + 1 < n), and k only advances at a boundary.  Returns at the first pair it cannot
@@ -114,29 +134,34 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
     const uint8_t *F2 = d->flags, *A = d->ascii;
     const uint16_t *AX = d->ascii_x;
     const uint32_t s0 = d->start;
+    const size_t k0 = c->k, so0 = c->so;
     size_t i = c->i, so = c->so, k = c->k, x, st = c->s;
     uint32_t pf, prev = 0;
+    /* With ends stored, the loop keeps no piece start: pieces here follow each other, so
+     * the current piece starts where the last one ended (or at c->so), and the starts are
+     * copied from the ends when the loop leaves. */
+#define CUR_START() ((mode & MODE_ENDS) && k > k0 ? (size_t)ends[k - 1] : so)
     /* One pair at offset OFF from i: a rare flag leaves for `rare` with i at the pair. */
 #define PAIR(OFF, B0, B1) do { \
         x = st + AX[B0] + A[B1]; \
         pf = F2[x]; \
         if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) { i += (OFF); goto rare; } \
-        if (mode & MODE_STARTS) { starts[k] = (uint32_t)so; starts[k + 1] = (uint32_t)(i + (OFF)); } \
         if (mode & MODE_ENDS) { \
             ends[k] = (uint32_t)(i + (OFF) + ((pf >> 5) & 1)); \
             ends[k + 1] = (uint32_t)(i + (OFF) + 1); \
-        } \
+        } else if (mode & MODE_STARTS) { starts[k] = (uint32_t)so; starts[k + 1] = (uint32_t)(i + (OFF)); } \
         k += pf & P_COUNT; \
-        so = select_if(pf & P_COUNT, i + (OFF) + ((pf >> 2) & 1), so); \
+        if (!(mode & MODE_ENDS)) so = select_if(pf & P_COUNT, i + (OFF) + ((pf >> 2) & 1), so); \
         prev = pf; \
         st = N2[x]; \
     } while (0)
     for (;;) {
         if (n - i >= 4) {
-            uint32_t b0 = data[i], b1 = data[i + 1], b2 = data[i + 2], b3 = data[i + 3];
-            if (!((b0 | b1 | b2 | b3) & 0x80)) {
-                PAIR(0, b0, b1);
-                PAIR(2, b2, b3);
+            uint32_t w;
+            memcpy(&w, data + i, 4);
+            if (!(w & 0x80808080u)) {
+                PAIR(0, data[i], data[i + 1]);
+                PAIR(2, data[i + 2], data[i + 3]);
                 i += 4;
                 continue;
             }
@@ -147,10 +172,10 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
              * narrower range), a plain step or a piece boundary; the rest (rewinds, anything
              * else) goes to the general path as before.  Accelerators are not used here
              * (stepping through a run is the same scan, just slower). */
-            uint32_t cls, len = 1;
+            uint32_t cls, len = 1, b0 = data[i];
             if (b0 < 0x80) cls = A[b0];
             else {
-                uint32_t c1 = b1 ^ 0x80u, c2 = b2 ^ 0x80u, cp;
+                uint32_t c1 = data[i + 1] ^ 0x80u, c2 = data[i + 2] ^ 0x80u, cp;
                 if (b0 - 0xC2u < 0x1Eu && c1 < 0x40u) { cp = ((b0 & 0x1Fu) << 6) | c1; len = 2; }
                 else if (b0 - 0xE1u < 0x0Fu && b0 != 0xEDu && (c1 | c2) < 0x40u) {
                     cp = ((b0 & 0x0Fu) << 12) | (c1 << 6) | c2;
@@ -161,18 +186,19 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
             }
             {
                 const size_t y = st + d->pair + cls;
-                const uint32_t f = F2[y];
-                if (f & T_SPECIAL) {
-                    if (!(f & T_MATCH)) break;  /* a rewind: the general path */
-                    if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
+                const uint32_t f = F2[y], next = N2[y];
+                /* a rewind, or a character that starts nothing (the pieces would not follow
+                 * each other): the general path */
+                if ((f & (T_SPECIAL | T_MATCH)) == T_SPECIAL || !next) break;
+                if (f & T_SPECIAL) {  /* a piece ends before this character */
                     if (mode & MODE_ENDS) ends[k] = (uint32_t)i;
+                    else if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
                     k++;
                     so = i;
                 }
-                st = N2[y];
+                st = next;
                 i += len;
                 prev = 0;  /* no pair before the next one: a P_REWIND_PREV replays the piece */
-                if (!st) { so = i; st = s0; }  /* this character starts nothing */
                 continue;
             }
         }
@@ -186,17 +212,17 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
         }
     rare:
         {
-            size_t r = i;
+            size_t r = i, cur = CUR_START();
             if (pf & P_SLOW) break;
             if (pf & P_REWIND_PREV && prev & P_MATCH1) r = i - 1;
             else if (pf & P_REWIND_PREV) {
                 /* The last match is further back: replay the piece (see pair_steps_dual). */
-                const uint8_t *m = last_match_scalar(d, data + so, data + i + 1, data + n, flags);
-                if (m <= data + so) break;
+                const uint8_t *m = last_match_pairs(d, data + cur, data + i + 1, data + n, flags);
+                if (m <= data + cur) break;
                 r = (size_t)(m - data);
             }
-            if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
             if (mode & MODE_ENDS) ends[k] = (uint32_t)r;
+            else if (mode & MODE_STARTS) starts[k] = (uint32_t)so;
             k++;
             so = i = r;
             st = s0;
@@ -204,30 +230,45 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
         }
     }
 #undef PAIR
+    if (mode & MODE_ENDS) {
+        if ((mode & MODE_STARTS) && k > k0) {
+            starts[k0] = (uint32_t)so0;
+            memcpy(starts + k0 + 1, ends + k0, (k - k0 - 1) * sizeof *starts);
+        }
+        so = CUR_START();
+    }
+#undef CUR_START
     c->i = i; c->so = so; c->k = k; c->s = st;
 }
 
 typedef void (*pair_fn)(const scantok_dfa *, const uint8_t *, size_t, int, uint32_t *, uint32_t *, pair_ctx *);
+/* GCC's straight-line vectoriser turns each pair's two end stores into eight instructions
+ * (insert, shuffle, add, store) where the scalar code has five. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_SLP __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define NO_SLP
+#endif
 
-static __attribute__((noinline)) void pair_steps_0(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_0(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 0);
 }
 
-static __attribute__((noinline)) void pair_steps_1(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_1(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 1);
 }
 
-static __attribute__((noinline)) void pair_steps_2(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_2(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 2);
 }
 
-static __attribute__((noinline)) void pair_steps_3(const scantok_dfa *d, const uint8_t *data, size_t n,
+static __attribute__((noinline)) NO_SLP void pair_steps_3(const scantok_dfa *d, const uint8_t *data, size_t n,
                                                    int flags, uint32_t *starts, uint32_t *ends, pair_ctx *c)
 {
     pair_body(d, data, n, flags, starts, ends, c, 3);
@@ -247,31 +288,59 @@ typedef struct { size_t i, so, k; uint32_t s, prev; size_t lim; } lane;  /* lim:
 #define LANE_A 1
 #define LANE_B 2
 
+/* The pair block index of two ASCII bytes b0 b1 read as one little-endian uint16 w = b0 |
+ * b1 << 8: T2[w] = class of b0 * nclasses + class of b1 (entries with a byte >= 0x80 are
+ * never read). */
+#define PAIR_X_LEN 0x7F80u
+static void pair_x(const scantok_dfa *d, uint16_t *T2)
+{
+    for (uint32_t b1 = 0; b1 < 128; b1++)
+        for (uint32_t b0 = 0; b0 < 128; b0++) T2[b1 << 8 | b0] = (uint16_t)(d->ascii_x[b0] + d->ascii[b1]);
+}
+
+/* A pair step where pieces end (count = pf & P_COUNT, nonzero) moves the current piece's
+ * start into the pair (so = p, sof = pf: at p + 1 with P_START1): k += count and both
+ * moves with one test of the count. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define COUNT_PIECES(K, SO, SOF, PP, PF) do { \
+        size_t c_ = (PF); \
+        __asm__("andl $3, %k[c]\n\tcmovnz %[pp], %[so]\n\tcmovnz %k[f], %k[sf]" \
+                : [c] "+r"(c_), [so] "+r"(SO), [sf] "+r"(SOF) : [pp] "r"(PP), [f] "r"(PF) : "cc"); \
+        K += c_; \
+    } while (0)
+#else
+#define COUNT_PIECES(K, SO, SOF, PP, PF) do { \
+        uint32_t c_ = (PF) & P_COUNT; \
+        K += c_; \
+        SO = (const uint8_t *)select_if(c_, (size_t)(PP), (size_t)(SO)); \
+        SOF = (uint32_t)select_if(c_, (PF), (SOF)); \
+    } while (0)
+#endif
+
 /* Pair steps on both lanes, four bytes per lane per round, until a lane cannot take its
  * next round (lane a also stops at a_stop); returns LANE_A | LANE_B for the lanes that
- * need the general path (count mode: no stores). */
-static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint8_t *data, size_t n,
-                                                     int flags, lane *la, lane *lb)
+ * need the general path (count mode: no stores).  The loop is bound by its instruction
+ * count, so: the byte -> class tables are copied to the stack (addressed from the stack
+ * pointer, they take no register), the stops are checked once per run of rounds both
+ * lanes can surely take, and a rewind ends its round without leaving that run. */
+static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const uint16_t *T2,
+                                                     const uint8_t *data, size_t n, int flags, lane *la, lane *lb)
 {
     const uint32_t *N2 = d->next;
-    const uint8_t *F2 = d->flags, *A = d->ascii;
-    const uint16_t *AX = d->ascii_x;
-    /* Pointers, not offsets: the two lanes' state already needs most of the registers. */
+    const uint8_t *F2 = d->flags;
     const uint8_t *a_stop = data + (la->lim < n - 3 ? la->lim : n - 3), *b_stop = data + n - 3;
     const uint8_t *ap = data + la->i, *aso = data + la->so, *bp = data + lb->i, *bso = data + lb->so;
-    size_t ak = la->k, bk = lb->k, x;
+    size_t ak = la->k, bk = lb->k, x, rounds;
     uint32_t ast = la->s, bst = lb->s, aprev = la->prev, bprev = lb->prev, pf;
     /* A piece starts at so, or at so + 1 if sof has P_START1 (kept apart: fewer operations
      * per step). */
     uint32_t asof = 0, bsof = 0;
     int stuck = 0;
 #define LPAIR(L, RARE) do { \
-        x = L##st + AX[L##p[0]] + A[L##p[1]]; \
+        { uint16_t w_; memcpy(&w_, L##p, 2); x = L##st + T2[w_]; } \
         pf = F2[x]; \
         if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) goto RARE; \
-        L##k += pf & P_COUNT; \
-        L##so = (const uint8_t *)select_if(pf & P_COUNT, (size_t)L##p, (size_t)L##so); \
-        L##sof = (uint32_t)select_if(pf & P_COUNT, pf, L##sof); \
+        COUNT_PIECES(L##k, L##so, L##sof, L##p, pf); \
         L##prev = pf; \
         L##st = N2[x]; \
         L##p += 2; \
@@ -287,7 +356,7 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
             /* The last match is further back (a run after a newline, say): replay the \
              * piece here rather than leave the loop.  The die is at c0 or c1 with no \
              * match at c0 either way, so replaying up to c1 finds the same match. */ \
-            r = last_match_scalar(d, L##so, L##p + 1, data + n, flags); \
+            r = last_match_pairs(d, L##so, L##p + 1, data + n, flags); \
             if (r <= L##so) { stuck |= FLAG; goto out; } \
         } \
         L##k++; \
@@ -297,28 +366,36 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
         L##prev = 0; \
     } while (0)
     for (;;) {
-        if (ap >= a_stop) stuck |= LANE_A;
-        if (bp >= b_stop) stuck |= LANE_B;
-        if (stuck) break;
-        {
+        /* Rounds both lanes can surely take: a round moves a lane by four bytes at most. */
+        size_t ra = ap < a_stop ? (size_t)(a_stop - ap) : 0, rb = bp < b_stop ? (size_t)(b_stop - bp) : 0;
+        rounds = (ra < rb ? ra : rb) / 4;
+        if (!rounds) {
+            stuck = (ap >= a_stop ? LANE_A : 0) | (bp >= b_stop ? LANE_B : 0);
+            if (stuck) break;
+            rounds = 1;
+        }
+        do {
             uint32_t wa, wb;
+        round:
             memcpy(&wa, ap, 4);
             memcpy(&wb, bp, 4);
             if ((wa | wb) & 0x80808080u) {
                 stuck = ((wa & 0x80808080u) ? LANE_A : 0) | ((wb & 0x80808080u) ? LANE_B : 0);
-                break;
+                goto out;
             }
-        }
-        LPAIR(a, rare_a);
-        LPAIR(b, rare_b);
-        LPAIR(a, rare_a);
-        LPAIR(b, rare_b);
+            LPAIR(a, rare_a);
+            LPAIR(b, rare_b);
+            LPAIR(a, rare_a);
+            LPAIR(b, rare_b);
+        } while (--rounds);
         continue;
     rare_a:
         LRARE(a, LANE_A);
+        if (--rounds) goto round;  /* the round ends here, each lane moved four bytes at most */
         continue;
     rare_b:
         LRARE(b, LANE_B);
+        if (--rounds) goto round;
     }
 out:
 #undef LPAIR
@@ -538,52 +615,72 @@ static __attribute__((noinline)) int lane_step_scalar(const scantok_dfa *d, cons
     return (int)scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, L);
 }
 
-/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
- * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
- * has reached the middle, it rescans from its current piece's start with piece starts kept,
- * and the first position where both lanes start a piece joins them: from there on both
- * count the same pieces.  Without such a position (one piece longer than the window) lane
- * a scans on alone, so the count is exact either way. */
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle
+ * of what is left, its first DUAL_WINDOW bytes scanned once more with their piece starts
+ * kept; when lane a has reached the middle, it rescans from its current piece's start with
+ * piece starts kept, and the first position where both lanes start a piece joins them: from
+ * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
+ * rest (split again while it is long: the two halves rarely take the same time).  Without
+ * such a position (one piece longer than the window) lane a scans the rest alone from that
+ * piece's start, so the count is exact either way. */
 static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
 {
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
-    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0, dual = 1;
-    size_t rounds = 0;
-    size_t high = 0;
-    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
-    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
-    if (high > DUAL_WINDOW / 8) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
-    kb0 = scan_body_scalar(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
-                                   &bcons, MODE_STARTS, NULL);
-    if (!kb0 || !bcons) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    la.lim = mid;
-    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
-    while (!done_a || !done_b) {
-        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
-        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
-         * characters outside every piece) run on one at a time, as the one-lane scan does. */
-        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
-        if (!done_a && (stuck & LANE_A)) {
-            if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
-            if (la.i >= mid) done_a = 1;
+    int dual = 1;
+    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    if (!T2) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    pair_x(d, T2);
+    while (dual && n - la.i >= DUAL_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+        size_t rounds = 0, high = 0;
+        int done_a = 0, done_b = 0;
+        for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[a0 + j] >> 7) + (data[mid + j] >> 7);
+        /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+        if (high > DUAL_WINDOW / 8) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        kb0 = scan_body_scalar(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                       &bcons, MODE_STARTS, NULL);
+        if (!kb0 || !bcons) break;
+        la.lim = mid;
+        lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+        while (!done_a) {
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, T2, data, n, flags, &la, &lb) : LANE_A;
+            /* Lanes that leave the loop every few bytes (pieces the general path takes, such
+             * as characters outside every piece) run on one at a time, as the one-lane scan
+             * does: lane a to the middle, then lane b, if they join. */
+            if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
+                if (la.i >= mid) done_a = 1;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_scalar(d, data, n, flags, &lb);
         }
-        if (!done_b && (stuck & LANE_B)) done_b = lane_step_scalar(d, data, n, flags, &lb);
+        /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+        q = la.so;
+        if (q + DUAL_WINDOW >= mid && q < mid + DUAL_WINDOW) {
+            ka0 = scan_body_scalar(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                           NULL, &acons, MODE_STARTS, NULL);
+            while (ia < ka0 && ib < kb0 && q + astarts[ia] != mid + bstarts[ib]) {
+                if (q + astarts[ia] < mid + bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < ka0 && ib < kb0) {
+                lb.k += la.k + ia + (kb0 - ib);
+                if (done_b) { free(T2); return lb.k; }
+                la = lb;
+                continue;
+            }
+        }
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on alone from q */
+        break;
     }
-    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
-    q = la.so;
-    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
-        return la.k + scan_body_scalar(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
-    ka0 = scan_body_scalar(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
-                                   NULL, &acons, MODE_STARTS, NULL);
-    while (ia < ka0 && ib < kb0) {
-        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
-        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
-        if (pa < pb) ia++; else ib++;
-    }
-    return la.k + scan_body_scalar(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    /* The rest on one lane. */
+    free(T2);
+    if (la.i == la.so && la.s == d->start)
+        return la.k + scan_body_scalar(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = n;
+    while (!lane_step_scalar(d, data, n, flags, &la)) {}
+    return la.k;
 }
 
 static size_t scan_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
@@ -760,53 +857,73 @@ static __attribute__((noinline)) int lane_step_sse2(const scantok_dfa *d, const 
     return (int)scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, L);
 }
 
-/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
- * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
- * has reached the middle, it rescans from its current piece's start with piece starts kept,
- * and the first position where both lanes start a piece joins them: from there on both
- * count the same pieces.  Without such a position (one piece longer than the window) lane
- * a scans on alone, so the count is exact either way. */
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle
+ * of what is left, its first DUAL_WINDOW bytes scanned once more with their piece starts
+ * kept; when lane a has reached the middle, it rescans from its current piece's start with
+ * piece starts kept, and the first position where both lanes start a piece joins them: from
+ * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
+ * rest (split again while it is long: the two halves rarely take the same time).  Without
+ * such a position (one piece longer than the window) lane a scans the rest alone from that
+ * piece's start, so the count is exact either way. */
 __attribute__((target("sse2")))
 static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
 {
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
-    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0, dual = 1;
-    size_t rounds = 0;
-    size_t high = 0;
-    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
-    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
-    if (high > DUAL_WINDOW / 8) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
-    kb0 = scan_body_sse2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
-                                   &bcons, MODE_STARTS, NULL);
-    if (!kb0 || !bcons) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    la.lim = mid;
-    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
-    while (!done_a || !done_b) {
-        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
-        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
-         * characters outside every piece) run on one at a time, as the one-lane scan does. */
-        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
-        if (!done_a && (stuck & LANE_A)) {
-            if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
-            if (la.i >= mid) done_a = 1;
+    int dual = 1;
+    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    if (!T2) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    pair_x(d, T2);
+    while (dual && n - la.i >= DUAL_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+        size_t rounds = 0, high = 0;
+        int done_a = 0, done_b = 0;
+        for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[a0 + j] >> 7) + (data[mid + j] >> 7);
+        /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+        if (high > DUAL_WINDOW / 8) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        kb0 = scan_body_sse2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                       &bcons, MODE_STARTS, NULL);
+        if (!kb0 || !bcons) break;
+        la.lim = mid;
+        lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+        while (!done_a) {
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, T2, data, n, flags, &la, &lb) : LANE_A;
+            /* Lanes that leave the loop every few bytes (pieces the general path takes, such
+             * as characters outside every piece) run on one at a time, as the one-lane scan
+             * does: lane a to the middle, then lane b, if they join. */
+            if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
+                if (la.i >= mid) done_a = 1;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_sse2(d, data, n, flags, &lb);
         }
-        if (!done_b && (stuck & LANE_B)) done_b = lane_step_sse2(d, data, n, flags, &lb);
+        /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+        q = la.so;
+        if (q + DUAL_WINDOW >= mid && q < mid + DUAL_WINDOW) {
+            ka0 = scan_body_sse2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                           NULL, &acons, MODE_STARTS, NULL);
+            while (ia < ka0 && ib < kb0 && q + astarts[ia] != mid + bstarts[ib]) {
+                if (q + astarts[ia] < mid + bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < ka0 && ib < kb0) {
+                lb.k += la.k + ia + (kb0 - ib);
+                if (done_b) { free(T2); return lb.k; }
+                la = lb;
+                continue;
+            }
+        }
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on alone from q */
+        break;
     }
-    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
-    q = la.so;
-    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
-        return la.k + scan_body_sse2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
-    ka0 = scan_body_sse2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
-                                   NULL, &acons, MODE_STARTS, NULL);
-    while (ia < ka0 && ib < kb0) {
-        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
-        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
-        if (pa < pb) ia++; else ib++;
-    }
-    return la.k + scan_body_sse2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    /* The rest on one lane. */
+    free(T2);
+    if (la.i == la.so && la.s == d->start)
+        return la.k + scan_body_sse2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = n;
+    while (!lane_step_sse2(d, data, n, flags, &la)) {}
+    return la.k;
 }
 
 static size_t scan_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
@@ -983,53 +1100,73 @@ static __attribute__((noinline)) int lane_step_avx2(const scantok_dfa *d, const 
     return (int)scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, L);
 }
 
-/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle,
- * its first DUAL_WINDOW bytes scanned once more with their piece starts kept; when lane a
- * has reached the middle, it rescans from its current piece's start with piece starts kept,
- * and the first position where both lanes start a piece joins them: from there on both
- * count the same pieces.  Without such a position (one piece longer than the window) lane
- * a scans on alone, so the count is exact either way. */
+/* count() of a long input on two lanes (see pair_steps_dual).  Lane b starts at the middle
+ * of what is left, its first DUAL_WINDOW bytes scanned once more with their piece starts
+ * kept; when lane a has reached the middle, it rescans from its current piece's start with
+ * piece starts kept, and the first position where both lanes start a piece joins them: from
+ * there on both count the same pieces, and lane b, where it stands, becomes lane a of the
+ * rest (split again while it is long: the two halves rarely take the same time).  Without
+ * such a position (one piece longer than the window) lane a scans the rest alone from that
+ * piece's start, so the count is exact either way. */
 __attribute__((target("avx2")))
 static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags)
 {
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
-    size_t mid = n / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
-    int done_a = 0, done_b = 0, dual = 1;
-    size_t rounds = 0;
-    size_t high = 0;
-    for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[j] >> 7) + (data[mid + j] >> 7);
-    /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
-    if (high > DUAL_WINDOW / 8) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
-    kb0 = scan_body_avx2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
-                                   &bcons, MODE_STARTS, NULL);
-    if (!kb0 || !bcons) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    la.lim = mid;
-    lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
-    while (!done_a || !done_b) {
-        int stuck = (dual && !done_a && !done_b) ? pair_steps_dual(d, data, n, flags, &la, &lb) : LANE_A | LANE_B;
-        /* Lanes that leave the loop every few bytes (pieces the general path takes, such as
-         * characters outside every piece) run on one at a time, as the one-lane scan does. */
-        if (++rounds >= 64 && rounds * 64 > la.i + (lb.i - mid)) dual = 0;
-        if (!done_a && (stuck & LANE_A)) {
-            if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
-            if (la.i >= mid) done_a = 1;
+    int dual = 1;
+    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    if (!T2) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
+    pair_x(d, T2);
+    while (dual && n - la.i >= DUAL_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
+        size_t rounds = 0, high = 0;
+        int done_a = 0, done_b = 0;
+        for (size_t j = 0; j < DUAL_WINDOW; j++) high += (data[a0 + j] >> 7) + (data[mid + j] >> 7);
+        /* Mostly non-ASCII text leaves the two-lane loop at nearly every character: one lane. */
+        if (high > DUAL_WINDOW / 8) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        kb0 = scan_body_avx2(d, data + mid, DUAL_WINDOW, flags | SCANTOK_PARTIAL, bstarts, NULL,
+                                       &bcons, MODE_STARTS, NULL);
+        if (!kb0 || !bcons) break;
+        la.lim = mid;
+        lb.i = lb.so = mid + bcons; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n;
+        while (!done_a) {
+            int stuck = (dual && !done_b) ? pair_steps_dual(d, T2, data, n, flags, &la, &lb) : LANE_A;
+            /* Lanes that leave the loop every few bytes (pieces the general path takes, such
+             * as characters outside every piece) run on one at a time, as the one-lane scan
+             * does: lane a to the middle, then lane b, if they join. */
+            if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
+                if (la.i >= mid) done_a = 1;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_avx2(d, data, n, flags, &lb);
         }
-        if (!done_b && (stuck & LANE_B)) done_b = lane_step_avx2(d, data, n, flags, &lb);
+        /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
+        q = la.so;
+        if (q + DUAL_WINDOW >= mid && q < mid + DUAL_WINDOW) {
+            ka0 = scan_body_avx2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
+                                           NULL, &acons, MODE_STARTS, NULL);
+            while (ia < ka0 && ib < kb0 && q + astarts[ia] != mid + bstarts[ib]) {
+                if (q + astarts[ia] < mid + bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < ka0 && ib < kb0) {
+                lb.k += la.k + ia + (kb0 - ib);
+                if (done_b) { free(T2); return lb.k; }
+                la = lb;
+                continue;
+            }
+        }
+        la.i = la.so = q; la.s = d->start; la.prev = 0;  /* lane a scans on alone from q */
+        break;
     }
-    /* Lane a stands inside (or at the start of) the piece that starts at q = la.so. */
-    q = la.so;
-    if (q + DUAL_WINDOW < mid || q >= mid + DUAL_WINDOW)
-        return la.k + scan_body_avx2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
-    ka0 = scan_body_avx2(d, data + q, mid + DUAL_WINDOW - q, flags | SCANTOK_PARTIAL, astarts,
-                                   NULL, &acons, MODE_STARTS, NULL);
-    while (ia < ka0 && ib < kb0) {
-        size_t pa = q + astarts[ia], pb = mid + bstarts[ib];
-        if (pa == pb) return la.k + ia + (kb0 - ib) + lb.k;
-        if (pa < pb) ia++; else ib++;
-    }
-    return la.k + scan_body_avx2(d, data + q, n - q, flags, NULL, NULL, NULL, 0, NULL);
+    /* The rest on one lane. */
+    free(T2);
+    if (la.i == la.so && la.s == d->start)
+        return la.k + scan_body_avx2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
+    la.lim = n;
+    while (!lane_step_avx2(d, data, n, flags, &la)) {}
+    return la.k;
 }
 
 static size_t scan_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
