@@ -1139,6 +1139,8 @@ typedef struct pc_probe {
     pc_ent *set; /* NULL: not a short piece with 16 readable bytes */
     uint64_t k0, k1;
 } pc_probe;
+_Static_assert(offsetof(pc_probe, k1) == offsetof(pc_probe, k0) + 8 &&
+               offsetof(pc_ent, k1) == offsetof(pc_ent, k0) + 8, "keys are 16 adjacent bytes");
 
 /* A piece's value in the cache (pc_ent from tok on), copied out of a set by stage 2; len 0:
    not found. */
@@ -1155,21 +1157,43 @@ static inline void probe_batch(const bpe_cache *c, const uint8_t *base, const ui
     /* the cache's fields in locals: the stores to r could alias them */
     pc_ent *pieces = c->pieces;
     unsigned shift = 64 - c->pc_bits;
-    for (size_t q = 0; q < m; q++) {
-        const uint8_t *p = base + st[q];
-        size_t len = en[q] - st[q];
-        if (len > PC_MAXLEN || p + 16 > end) { r[q].set = NULL; continue; }
-        uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
-        pc_ent *set = &pieces[(pc_hash(k0, k1, len) >> shift) & ~(uint64_t)1];
-        prefetch(set);
-        r[q].k0 = k0;
-        r[q].k1 = k1;
-        r[q].set = set;
-    }
+    /* 16 bytes are read at each piece start: only a batch near the end of the text needs the
+       check (pieces are in order, so the last start says for all) */
+    const int near_end = m && base + st[m - 1] + 16 > end;
+#define PROBE_ONE(CHECK_END) do { \
+        const uint8_t *p = base + st[q]; \
+        size_t len = en[q] - st[q]; \
+        if (len > PC_MAXLEN || ((CHECK_END) && p + 16 > end)) { \
+            r[q].set = NULL; \
+        } else { \
+            uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1]; \
+            pc_ent *set = &pieces[(pc_hash(k0, k1, len) >> shift) & ~(uint64_t)1]; \
+            prefetch(set); \
+            r[q].k0 = k0; \
+            r[q].k1 = k1; \
+            r[q].set = set; \
+        } \
+    } while (0)
+    if (near_end)
+        for (size_t q = 0; q < m; q++) PROBE_ONE(1);
+    else
+        for (size_t q = 0; q < m; q++) PROBE_ONE(0);
+#undef PROBE_ONE
 }
 
 static inline int pc_same(const pc_ent *e, uint64_t k0, uint64_t k1, size_t len) {
     return ((e->k0 ^ k0) | (e->k1 ^ k1) | (e->len ^ len)) == 0;
+}
+
+/* pc_same against a probe's key (k0, k1 adjacent in pc_probe and in pc_ent): one 16-byte
+   compare where SSE2 is there. */
+static inline int pc_same_probe(const pc_ent *e, const pc_probe *r, size_t len) {
+#if defined(__SSE2__)
+    __m128i a = _mm_loadu_si128((const __m128i *)&e->k0), b = _mm_loadu_si128((const __m128i *)&r->k0);
+    return (_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) == 0xFFFF) & (e->len == len);
+#else
+    return pc_same(e, r->k0, r->k1, len);
+#endif
 }
 
 static inline uint64_t short_slot(const bpe_table *t, uint32_t key) {
@@ -1204,9 +1228,9 @@ static inline void check_batch(const bpe_table *t, const pc_probe *r, const uint
         v[q].len = 0;
         if (!e) continue;
         size_t len = en[q] - st[q];
-        if (pc_same(&e[0], r[q].k0, r[q].k1, len)) {
+        if (pc_same_probe(&e[0], &r[q], len)) {
             memcpy(&v[q], e[0].tok, sizeof v[q]);
-        } else if (pc_same(&e[1], r[q].k0, r[q].k1, len)) {
+        } else if (pc_same_probe(&e[1], &r[q], len)) {
             memcpy(&v[q], e[1].tok, sizeof v[q]);
             pc_ent hit = e[1];
             e[1] = e[0];
