@@ -190,19 +190,42 @@ static int screened(const uint8_t *p, size_t n, const uint8_t *first, const uint
     return 0;
 }
 
+/* The UTF-8 of str t: in place for an ASCII str, else a temporary copy in *tmp (the caller
+   releases it; nothing is kept in t).  NULL with an error set. */
+static const char *text_utf8(PyObject *t, Py_ssize_t *n, PyObject **tmp) {
+    *tmp = NULL;
+    PyObject *asc = PyObject_CallMethod(t, "isascii", NULL);
+    if (!asc) return NULL;
+    int is_ascii = PyObject_IsTrue(asc);
+    Py_DECREF(asc);
+    if (is_ascii) return PyUnicode_AsUTF8AndSize(t, n);
+    if (!(*tmp = PyUnicode_AsUTF8String(t))) return NULL;
+    *n = PyBytes_Size(*tmp);
+    return PyBytes_AsString(*tmp);
+}
+
+/* The encoder and its arguments from their addresses; -1 with an error set. */
+static int hf_addresses(PyObject *fn_o, PyObject *m_o, PyObject *c_o, PyObject *ss_o, hf_encode_fn *fn,
+                        void **m, void **c, void **ss, const char *who) {
+    *fn = (hf_encode_fn)PyLong_AsVoidPtr(fn_o);
+    *m = PyLong_AsVoidPtr(m_o), *c = PyLong_AsVoidPtr(c_o), *ss = PyLong_AsVoidPtr(ss_o);
+    if (PyErr_Occurred()) return -1;
+    if (!*fn || !*m) {
+        PyErr_Format(PyExc_ValueError, "%s: NULL function or model", who);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
     PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *pre, *post, *screen;
     (void)self;
     if (!PyArg_ParseTuple(args, "OOOOO!O!O!O", &fn_o, &m_o, &c_o, &ss_o, &PyList_Type, &texts,
                           &PyList_Type, &pre, &PyList_Type, &post, &screen))
         return NULL;
-    hf_encode_fn fn = (hf_encode_fn)PyLong_AsVoidPtr(fn_o);
-    void *m = PyLong_AsVoidPtr(m_o), *c = PyLong_AsVoidPtr(c_o), *ss = PyLong_AsVoidPtr(ss_o);
-    if (PyErr_Occurred()) return NULL;
-    if (!fn || !m) {
-        PyErr_SetString(PyExc_ValueError, "hf_encode_batch: NULL function or model");
-        return NULL;
-    }
+    hf_encode_fn fn;
+    void *m, *c, *ss;
+    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_batch") < 0) return NULL;
     const uint8_t *first = NULL, *pairs = NULL;
     uint8_t firsts[256];
     int nfirst = 0;
@@ -231,19 +254,9 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
             goto fail;
         }
         Py_INCREF(t); /* the list may change while the GIL is released */
-        Py_ssize_t n;
-        const char *data;
-        PyObject *asc = PyObject_CallMethod(t, "isascii", NULL);
-        if (!asc) goto fail_t;
-        int is_ascii = PyObject_IsTrue(asc);
-        Py_DECREF(asc);
-        if (is_ascii) {
-            data = PyUnicode_AsUTF8AndSize(t, &n);
-            if (!data) goto fail_t;
-        } else {
-            if (!(tmp = PyUnicode_AsUTF8String(t))) goto fail_t;
-            data = PyBytes_AsString(tmp), n = PyBytes_Size(tmp);
-        }
+        Py_ssize_t n = 0;
+        const char *data = text_utf8(t, &n, &tmp);
+        if (!data) goto fail_t;
         if (n > room || !ids) { /* room for n ids (a text has at most one id per byte) */
             PyMem_Free(ids);
             room = n > 4096 ? n : 4096;
@@ -309,24 +322,14 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL;
     (void)self;
     if (!PyArg_ParseTuple(args, "OOOOU", &fn_o, &m_o, &c_o, &ss_o, &t)) return NULL;
-    hf_encode_fn fn = (hf_encode_fn)PyLong_AsVoidPtr(fn_o);
-    void *m = PyLong_AsVoidPtr(m_o), *c = PyLong_AsVoidPtr(c_o), *ss = PyLong_AsVoidPtr(ss_o);
-    if (PyErr_Occurred()) return NULL;
-    if (!fn || !m) {
-        PyErr_SetString(PyExc_ValueError, "hf_encode_offsets: NULL function or model");
+    hf_encode_fn fn;
+    void *m, *c, *ss;
+    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
+    Py_ssize_t n = 0;
+    const char *data = text_utf8(t, &n, &tmp);
+    if (!data) {
+        Py_XDECREF(tmp);
         return NULL;
-    }
-    Py_ssize_t n;
-    const char *data;
-    PyObject *asc = PyObject_CallMethod(t, "isascii", NULL);
-    if (!asc) return NULL;
-    int is_ascii = PyObject_IsTrue(asc);
-    Py_DECREF(asc);
-    if (is_ascii) {
-        if (!(data = PyUnicode_AsUTF8AndSize(t, &n))) return NULL;
-    } else {
-        if (!(tmp = PyUnicode_AsUTF8String(t))) return NULL;
-        data = PyBytes_AsString(tmp), n = PyBytes_Size(tmp);
     }
     uint32_t *buf = PyMem_Malloc(3 * (size_t)(n ? n : 1) * sizeof *buf);
     if (!buf) {
