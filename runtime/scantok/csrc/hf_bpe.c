@@ -642,6 +642,10 @@ typedef struct {
     uint8_t dead_ascii[128];
     uint8_t live_lo[16];   /* bit h of live_lo[l]: ASCII byte h << 4 | l is live (SIMD lookup) */
     uint8_t *dead_cls;     /* nclasses entries */
+    /* bit b: every code point of U+(64 b) .. U+(64 b + 63) (b < 1024: the BMP) is dead and
+       none is a surrogate: a well-formed 2- or 3-byte character there is skipped on its first
+       two bytes, without decoding it */
+    uint8_t dead_block[1024 / 8];
 } stage;
 
 struct hfb_stages {
@@ -675,6 +679,13 @@ hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behavi
             if (!g->dead_ascii[b]) g->live_lo[b & 15] |= (uint8_t)(1u << (b >> 4));
         }
         g->skip = skip && ndead >= 64;
+        for (uint32_t b = 2; b < 1024; b++) { /* blocks 0, 1 are ASCII */
+            if (b >= 0xD800 / 64 && b < 0xE000 / 64) continue;
+            int dead = 1;
+            for (uint32_t cp = 64 * b; cp < 64 * b + 64 && dead; cp++)
+                dead = g->dead_cls[d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)]];
+            if (dead) g->dead_block[b >> 3] |= (uint8_t)(1u << (b & 7));
+        }
     }
     return ss;
 }
@@ -764,6 +775,18 @@ static size_t next_char(const stage *g, const uint8_t *p, size_t pos, size_t n, 
             if (g->dead_ascii[b] == want_dead) return pos;
             pos++;
             continue;
+        }
+        if (!want_dead && pos + 1 < n && (p[pos + 1] & 0xC0) == 0x80) {
+            uint32_t c1 = p[pos + 1], blk;
+            size_t len = 0;
+            if (b >= 0xC2 && b <= 0xDF) blk = b & 0x1F, len = 2;
+            else if (b >= 0xE0 && b <= 0xEF && pos + 2 < n && (p[pos + 2] & 0xC0) == 0x80 &&
+                     (b != 0xE0 || c1 >= 0xA0) && (b != 0xED || c1 <= 0x9F))
+                blk = ((b & 0x0F) << 6) | (c1 & 0x3F), len = 3;
+            if (len && (g->dead_block[blk >> 3] >> (blk & 7)) & 1) {
+                pos += len;
+                continue;
+            }
         }
         size_t len = char_class(g->dfa, p + pos, p + n, &cls);
         if (g->dead_cls[cls] == want_dead) return pos;
