@@ -288,6 +288,57 @@ def test_long_pieces_use_heap_merge(gpt2_style, llama3_style):
             assert_same(ours, hf, text)
 
 
+@pytest.mark.parametrize("contents", [
+    ["x"],                                  # a one-byte token: any x flags the text
+    ["<|eot|>", "</w>"],                    # one first byte: the memchr screen
+    ["<a>", "[b]", "{c}", "(d)", "é!", "你好"],  # more than four first bytes: the table screen
+])
+def test_batch_screen_of_added_tokens(gpt2_style, contents):
+    """encode_batch_fast screens texts for the first two bytes of added tokens in C: texts
+    holding a token, only its first bytes, or its first character elsewhere all equal HF, in
+    batches that mix them with plain texts."""
+    hf = HFTokenizer.from_str(gpt2_style.to_str())
+    hf.add_tokens([AddedToken(c, normalized=False) for c in contents])
+    ours, hf = pair(hf)
+    parts = contents + [c[:2] for c in contents] + [c[:1] for c in contents] + [c[1:] for c in contents]
+    parts += [" the", " word", "\n", "  ", "1", "é"]
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(st.lists(st.sampled_from(parts), max_size=10).map("".join), min_size=1, max_size=8))
+    def check(texts):
+        for add in (True, False):
+            want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
+            assert ours.encode_batch_fast(texts, add, num_threads=1) == want
+            assert [e.ids for e in ours.encode_batch(texts, add, num_threads=1)] == want
+
+    check()
+
+
+def test_scratch_kept_across_calls(deepseek):
+    """The per-thread work arrays kept between calls: a text longer than the kept size, then
+    short ones, with and without offsets, in both orders."""
+    ours, hf = deepseek
+    big = "word 12 你好 " * 30_000  # > 256 KiB of UTF-8
+    for texts in ([big, "short", "x" * 5000], ["short", big, "", "y"]):
+        assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+        for t in texts:
+            a, b = ours.encode(t), hf.encode(t)
+            assert a.ids == b.ids and a.offsets == b.offsets
+
+
+def test_linear_merge_sizes(gpt2_style, llama3_style):
+    """Pieces of 2..70 symbols around the linear merge's limit (64) and its 8-wide scans, with
+    repeats (ties broken leftmost)."""
+    for tok in (gpt2_style, llama3_style):
+        ours, hf = pair(tok)
+        for n in list(range(2, 20)) + [31, 32, 33, 55, 56, 57, 63, 64, 65, 70]:
+            for unit in ("ab", "the", "e", "xé", "zq"):
+                word = " " + (unit * n)[:n]
+                assert_same(ours, hf, word)
+                assert ours.encode_batch_fast([word, word * 2], num_threads=1) == [
+                    e.ids for e in hf.encode_batch([word, word * 2])]
+
+
 def _letters(i: int, width: int) -> str:
     return "".join(chr(ord("a") + (i // 26 ** k) % 26) for k in range(width))
 

@@ -14,6 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch((p), 0, 3)
@@ -170,6 +171,212 @@ fail:
     return NULL;
 }
 
+/* ---- scantok.Tokenizer.encode_batch_fast: one call per batch -------------------------------
+
+   hf_encode_batch(fn, model, cache, stages, texts, pre, post, screen) -> list, one entry per
+   text: the list pre + ids + post, or None where the caller must encode the text itself (the
+   screen flags it, or the encoder returned HFB_SLOW).  fn is the address of hf_bpe.c's
+   hfb_encode (from the cffi module: this module does not link hf_bpe.c), model, cache and
+   stages its arguments; the cache belongs to the calling thread.  Each text is encoded with
+   the GIL released, its list built right after (the ids still in cache).  An ASCII str is read
+   in place, another through a temporary UTF-8 copy (nothing kept in the str).
+
+   screen (None: no added tokens) is 256 + 8192 bytes: flags per byte b (1: b starts an added
+   token of two bytes or more, 2: b is a whole added token), then a bitmap of the byte pairs
+   that start an added token.  A text holding such a byte or pair is flagged (conservative: the
+   caller makes the exact test). */
+typedef int64_t (*hf_encode_fn)(const void *m, void *c, const void *ss, const uint8_t *data,
+                                size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
+
+/* 1 if p[0:n] holds a byte or byte pair the screen flags.  firsts: the flagged first bytes
+   (nfirst of them); at most 4 are found by memchr (vectorised in libc), more by a table. */
+static int screened(const uint8_t *p, size_t n, const uint8_t *first, const uint8_t *pairs,
+                    const uint8_t *firsts, int nfirst) {
+    const uint8_t *e = p + n;
+    if (nfirst <= 4) {
+        for (int k = 0; k < nfirst; k++) {
+            unsigned b = firsts[k];
+            for (const uint8_t *q = p; (q = memchr(q, (int)b, (size_t)(e - q))) != NULL; q++) {
+                if (first[b] & 2) return 1;
+                if (q + 1 < e && (pairs[(b << 5) | (q[1] >> 3)] >> (q[1] & 7)) & 1) return 1;
+            }
+        }
+        return 0;
+    }
+    for (const uint8_t *q = p; q < e; q++) {
+        unsigned f = first[*q];
+        if (!f) continue;
+        if (f & 2) return 1;
+        if (q + 1 < e && (pairs[((unsigned)*q << 5) | (q[1] >> 3)] >> (q[1] & 7)) & 1) return 1;
+    }
+    return 0;
+}
+
+/* The UTF-8 of str t: in place for an ASCII str, else a temporary copy in *tmp (the caller
+   releases it; nothing is kept in t).  NULL with an error set. */
+static const char *text_utf8(PyObject *t, Py_ssize_t *n, PyObject **tmp) {
+    *tmp = NULL;
+    PyObject *asc = PyObject_CallMethod(t, "isascii", NULL);
+    if (!asc) return NULL;
+    int is_ascii = PyObject_IsTrue(asc);
+    Py_DECREF(asc);
+    if (is_ascii) return PyUnicode_AsUTF8AndSize(t, n);
+    if (!(*tmp = PyUnicode_AsUTF8String(t))) return NULL;
+    *n = PyBytes_Size(*tmp);
+    return PyBytes_AsString(*tmp);
+}
+
+/* The encoder and its arguments from their addresses; -1 with an error set. */
+static int hf_addresses(PyObject *fn_o, PyObject *m_o, PyObject *c_o, PyObject *ss_o, hf_encode_fn *fn,
+                        void **m, void **c, void **ss, const char *who) {
+    *fn = (hf_encode_fn)PyLong_AsVoidPtr(fn_o);
+    *m = PyLong_AsVoidPtr(m_o), *c = PyLong_AsVoidPtr(c_o), *ss = PyLong_AsVoidPtr(ss_o);
+    if (PyErr_Occurred()) return -1;
+    if (!*fn || !*m) {
+        PyErr_Format(PyExc_ValueError, "%s: NULL function or model", who);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
+    PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *pre, *post, *screen;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOO!O!O!O", &fn_o, &m_o, &c_o, &ss_o, &PyList_Type, &texts,
+                          &PyList_Type, &pre, &PyList_Type, &post, &screen))
+        return NULL;
+    hf_encode_fn fn;
+    void *m, *c, *ss;
+    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_batch") < 0) return NULL;
+    const uint8_t *first = NULL, *pairs = NULL;
+    uint8_t firsts[256];
+    int nfirst = 0;
+    if (screen != Py_None) {
+        char *sb;
+        Py_ssize_t sl;
+        if (PyBytes_AsStringAndSize(screen, &sb, &sl) < 0) return NULL;
+        if (sl != 256 + 8192) {
+            PyErr_SetString(PyExc_ValueError, "hf_encode_batch: screen must be 8448 bytes");
+            return NULL;
+        }
+        first = (const uint8_t *)sb, pairs = first + 256;
+        for (int b = 0; b < 256; b++)
+            if (first[b]) firsts[nfirst++] = (uint8_t)b;
+        if (!nfirst) first = NULL; /* no added token at all */
+    }
+    Py_ssize_t ntexts = PyList_Size(texts), npre = PyList_Size(pre), npost = PyList_Size(post);
+    Py_ssize_t room = 0; /* of ids */
+    PyObject *out = PyList_New(ntexts);
+    if (!out) return NULL;
+    uint32_t *ids = NULL;
+    for (Py_ssize_t i = 0; i < ntexts; i++) {
+        PyObject *t = PyList_GetItem(texts, i), *tmp = NULL, *lst;
+        if (!PyUnicode_Check(t)) {
+            PyErr_SetString(PyExc_TypeError, "encode_batch_fast() expects strings");
+            goto fail;
+        }
+        Py_INCREF(t); /* the list may change while the GIL is released */
+        Py_ssize_t n = 0;
+        const char *data = text_utf8(t, &n, &tmp);
+        if (!data) goto fail_t;
+        if (n > room || !ids) { /* room for n ids (a text has at most one id per byte) */
+            PyMem_Free(ids);
+            room = n > 4096 ? n : 4096;
+            if (!(ids = PyMem_Malloc((size_t)room * sizeof *ids))) {
+                PyErr_NoMemory();
+                goto fail_t;
+            }
+        }
+        int64_t r = 0;
+        if (first && screened((const uint8_t *)data, (size_t)n, first, pairs, firsts, nfirst)) r = -2;
+        else if (n) {
+            Py_BEGIN_ALLOW_THREADS
+            r = fn(m, c, ss, (const uint8_t *)data, (size_t)n, ids, NULL, NULL);
+            Py_END_ALLOW_THREADS
+        }
+        Py_XDECREF(tmp);
+        Py_DECREF(t);
+        if (r == -1) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (r < 0) {
+            Py_INCREF(Py_None);
+            PyList_SetItem(out, i, Py_None);
+            continue;
+        }
+        if (!(lst = PyList_New(npre + (Py_ssize_t)r + npost))) goto fail;
+        PyList_SetItem(out, i, lst);
+        for (Py_ssize_t j = 0; j < npre; j++) {
+            PyObject *o = PyList_GetItem(pre, j);
+            Py_INCREF(o);
+            PyList_SetItem(lst, j, o);
+        }
+        for (int64_t j = 0; j < r; j++) {
+            PyObject *o = cached_int(ids[j]);
+            if (!o) goto fail;
+            PyList_SetItem(lst, npre + (Py_ssize_t)j, o);
+        }
+        for (Py_ssize_t j = 0; j < npost; j++) {
+            PyObject *o = PyList_GetItem(post, j);
+            Py_INCREF(o);
+            PyList_SetItem(lst, npre + (Py_ssize_t)r + j, o);
+        }
+        continue;
+    fail_t:
+        Py_XDECREF(tmp);
+        Py_DECREF(t);
+        goto fail;
+    }
+    PyMem_Free(ids);
+    return out;
+fail:
+    PyMem_Free(ids);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* hf_encode_offsets(fn, model, cache, stages, text) -> bytes or int: scantok.Tokenizer.encode
+   of one text in one call: the r ids, then their r start and r end offsets (code points), as
+   3 * r native uint32 in one bytes object; or the encoder's negative code HFB_SLOW (-2).  The
+   arguments as for hf_encode_batch; the encoding runs with the GIL released. */
+static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
+    PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOU", &fn_o, &m_o, &c_o, &ss_o, &t)) return NULL;
+    hf_encode_fn fn;
+    void *m, *c, *ss;
+    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
+    Py_ssize_t n = 0;
+    const char *data = text_utf8(t, &n, &tmp);
+    if (!data) {
+        Py_XDECREF(tmp);
+        return NULL;
+    }
+    uint32_t *buf = PyMem_Malloc(3 * (size_t)(n ? n : 1) * sizeof *buf);
+    if (!buf) {
+        Py_XDECREF(tmp);
+        return PyErr_NoMemory();
+    }
+    int64_t r = 0;
+    if (n) {
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(m, c, ss, (const uint8_t *)data, (size_t)n, buf, buf + n, buf + 2 * n);
+        Py_END_ALLOW_THREADS
+    }
+    if (r == -1) PyErr_NoMemory();
+    else if (r < 0) res = PyLong_FromLongLong(r);
+    else if ((res = PyBytes_FromStringAndSize(NULL, 3 * (Py_ssize_t)r * 4)) != NULL) {
+        char *o = PyBytes_AsString(res);
+        memcpy(o, buf, (size_t)r * 4);
+        memcpy(o + 4 * r, buf + n, (size_t)r * 4);
+        memcpy(o + 8 * r, buf + 2 * n, (size_t)r * 4);
+    }
+    PyMem_Free(buf);
+    Py_XDECREF(tmp);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"ids_to_list", ids_to_list, METH_VARARGS,
      "ids_to_list(address, n) -> list[int]: n uint32 ids at a C address as a list."},
@@ -179,6 +386,12 @@ static PyMethodDef methods[] = {
      "tokens_to_list(address, n, table) -> list: table[id] of n uint32 ids at a C address."},
     {"spans_to_list", spans_to_list, METH_VARARGS,
      "spans_to_list(starts, ends, n, shift) -> list[tuple[int, int]]: offset pairs."},
+    {"hf_encode_batch", hf_encode_batch, METH_VARARGS,
+     "hf_encode_batch(fn, model, cache, stages, texts, pre, post, screen) -> list: "
+     "scantok.Tokenizer's encode_batch_fast in one call (see pylist.c)."},
+    {"hf_encode_offsets", hf_encode_offsets, METH_VARARGS,
+     "hf_encode_offsets(fn, model, cache, stages, text) -> bytes | int: scantok.Tokenizer's "
+     "encode of one text in one call (ids, starts, ends as uint32; see pylist.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,6 +17,7 @@
 #define LINEAR_MAX 64
 #endif
 #define HEAP_STACK 256
+_Static_assert(LINEAR_MAX <= 255, "merge_linear links symbols by uint8_t");
 
 /* One 16-byte slot per pair: a lookup that finds its pair reads one cache line. */
 typedef struct {
@@ -55,11 +56,24 @@ typedef struct {
     uint8_t bytes[];  /* len bytes, then nids uint32 ids (aligned) */
 } long_entry;
 
+/* Work arrays of one encode call, sized for its text (n + 1 entries each). */
+typedef struct {
+    uint32_t *a, *b;   /* two piece lists of capacity cap */
+    uint32_t *ms, *me; /* scanner matches */
+    uint32_t *cidx;    /* byte -> code point index (offsets only) */
+    size_t cap;
+} scratch;
+
+/* A cache keeps its thread's scratch between calls (no allocation per text) while it is for
+   texts of at most SCRATCH_KEEP bytes (28 bytes per text byte: 7 MiB at most). */
+#define SCRATCH_KEEP (1u << 18)
+
 struct hfb_cache {
+    scratch s;
     const hfb_model *model;
     uint64_t generation;
     long_entry *longs[LONG_SLOTS];
-    cache_slot slots[1u << CACHE_BITS];
+    cache_slot slots[1u << CACHE_BITS] __attribute__((aligned(64)));
 };
 
 static uint64_t model_generation = 1;
@@ -131,31 +145,119 @@ static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uin
     }
 }
 
-/* Few symbols: find the lowest rank (leftmost on ties) by a scan, merge, repeat. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HFB_X86 1
+static int have_avx2(void) {
+    static int v = -1;
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return v;
+}
+
+/* The position of the lowest of r[0:n] (n a multiple of 8, at most LINEAR_MAX), the first on
+   ties; *best gets the value. */
+__attribute__((target("avx2"))) static size_t argmin_avx2(const uint32_t *r, size_t n, uint32_t *best) {
+    __m256i m = _mm256_loadu_si256((const __m256i *)r);
+    for (size_t i = 8; i < n; i += 8) m = _mm256_min_epu32(m, _mm256_loadu_si256((const __m256i *)(r + i)));
+    m = _mm256_min_epu32(m, _mm256_permute2x128_si256(m, m, 1));
+    m = _mm256_min_epu32(m, _mm256_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm256_min_epu32(m, _mm256_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+    *best = (uint32_t)_mm256_cvtsi256_si32(m);
+    for (size_t i = 0;; i += 8) {
+        __m256i eq = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(r + i)), m);
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+    }
+}
+#endif
+
+/* Fetches the slot of pair (a, b) into the cache ahead of its lookup. */
+static inline void pair_prefetch(const hfb_model *m, uint32_t a, uint32_t b) {
+    __builtin_prefetch(&m->pairs[pair_slot(((uint64_t)a << 32) | b, m->mask)]);
+}
+
+/* Few symbols: find the lowest rank (leftmost on ties) by a scan, merge, repeat.  The symbols
+   stay where they are (a merged-away one gets rank NO_RANK and leaves the list next/prev), so
+   a merge moves nothing: the scan runs over the first n - 1 slots in position order, which
+   keeps ties leftmost.  Compacted at the end. */
 static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
     uint32_t rank[LINEAR_MAX], nid[LINEAR_MAX];
-    for (size_t i = 0; i + 1 < n; i++) rank[i] = pair_rank(m, ids[i], ids[i + 1], &nid[i]);
-    while (n > 1) {
+    uint8_t next[LINEAR_MAX], prev[LINEAR_MAX];
+    if (n < 2) return n;
+    for (size_t i = 0; i + 1 < n; i++) {
+        rank[i] = pair_rank(m, ids[i], ids[i + 1], &nid[i]);
+        next[i] = (uint8_t)(i + 1);
+        prev[i + 1] = (uint8_t)i;
+    }
+    /* the slots scanned: 0 .. last - 1, and NO_RANK up to the next multiple of 8 (the last
+       symbol's slot and the dead ones stay NO_RANK) */
+    size_t last = n - 1, k = n;
+    for (size_t i = last; i < ((last + 7) & ~(size_t)7); i++) rank[i] = NO_RANK;
+    /* The pair table is larger than the CPU caches and each merge's two lookups wait for the
+       merge before them: fetch, for every pair that can merge, the slots its merge would look
+       up next (one merge ahead), so that they load in parallel rather than one after another. */
+    for (size_t i = 0; i < last; i++)
+        if (rank[i] != NO_RANK) {
+            if (i > 0) pair_prefetch(m, ids[i - 1], nid[i]);
+            if (i + 2 < n) pair_prefetch(m, nid[i], ids[i + 2]);
+        }
+#ifdef HFB_X86
+    const int simd = have_avx2();
+#endif
+    while (last) {
         uint32_t best = NO_RANK;
         size_t bi = 0;
-        for (size_t i = 0; i + 1 < n; i++)
-            if (rank[i] < best) {
-                best = rank[i];
-                bi = i;
-            }
+#ifdef HFB_X86
+        if (simd)
+            bi = argmin_avx2(rank, (last + 7) & ~(size_t)7, &best);
+        else
+#endif
+            for (size_t i = 0; i < last; i++)
+                if (rank[i] < best) {
+                    best = rank[i];
+                    bi = i;
+                }
         if (best == NO_RANK) break;
+        size_t nx = next[bi];
         ids[bi] = nid[bi];
-        if (lens) lens[bi] += lens[bi + 1];
-        /* few symbols: plain loops beat memmove calls */
-        for (size_t j = bi + 1; j + 1 < n; j++) ids[j] = ids[j + 1];
-        if (lens)
-            for (size_t j = bi + 1; j + 1 < n; j++) lens[j] = lens[j + 1];
-        for (size_t j = bi + 1; j + 2 < n; j++) rank[j] = rank[j + 1], nid[j] = nid[j + 1];
-        n--;
-        if (bi + 1 < n) rank[bi] = pair_rank(m, ids[bi], ids[bi + 1], &nid[bi]);
-        if (bi > 0) rank[bi - 1] = pair_rank(m, ids[bi - 1], ids[bi], &nid[bi - 1]);
+        if (lens) lens[bi] += lens[nx];
+        k--;
+        size_t nn = 0;
+        if (nx == last) { /* bi is the last symbol now */
+            rank[bi] = NO_RANK;
+            last = bi;
+        } else {
+            nn = next[nx];
+            rank[nx] = NO_RANK;
+            next[bi] = (uint8_t)nn;
+            prev[nn] = (uint8_t)bi;
+            rank[bi] = pair_rank(m, ids[bi], ids[nn], &nid[bi]);
+        }
+        size_t pv = bi > 0 ? prev[bi] : 0;
+        if (bi > 0) rank[pv] = pair_rank(m, ids[pv], ids[bi], &nid[pv]);
+        /* one merge ahead, as above, for the two pairs that changed */
+        if (rank[bi] != NO_RANK) {
+            if (bi > 0) pair_prefetch(m, ids[pv], nid[bi]);
+            if (nn != last) pair_prefetch(m, nid[bi], ids[next[nn]]);
+        }
+        if (bi > 0 && rank[pv] != NO_RANK) {
+            if (pv > 0) pair_prefetch(m, ids[prev[pv]], nid[pv]);
+            if (bi != last) pair_prefetch(m, nid[pv], ids[next[bi]]);
+        }
     }
-    return n;
+    if (k < n) {
+        size_t j = 0;
+        for (size_t i = 0;; i = next[i]) {
+            ids[j] = ids[i];
+            if (lens) lens[j] = lens[i];
+            j++;
+            if (i == last) break;
+        }
+    }
+    return k;
 }
 
 typedef struct {
@@ -357,7 +459,11 @@ int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, c
     return rc;
 }
 
-hfb_cache *hfb_cache_new(void) { return calloc(1, sizeof(hfb_cache)); }
+hfb_cache *hfb_cache_new(void) {
+    void *c = NULL; /* slots on cache lines: a set's two ways are two adjacent lines */
+    if (posix_memalign(&c, 64, sizeof(hfb_cache))) return NULL;
+    return memset(c, 0, sizeof(hfb_cache));
+}
 
 static void clear_longs(hfb_cache *c) {
     for (size_t i = 0; i < LONG_SLOTS; i++) {
@@ -366,8 +472,11 @@ static void clear_longs(hfb_cache *c) {
     }
 }
 
+static void scratch_free(scratch *s);
+
 void hfb_cache_free(hfb_cache *c) {
     if (!c) return;
+    scratch_free(&c->s);
     clear_longs(c);
     free(c);
 }
@@ -390,26 +499,37 @@ static inline uint64_t bytes_hash(const uint8_t *p, size_t len) {
     return h ^ (h >> 32);
 }
 
+/* key_mask[len][i]: the bytes of word i that belong to a piece of len bytes. */
+static const struct key_masks {
+    uint64_t w[CACHE_KEY + 1][3];
+} key_mask = {{
+#define KW(l, i) ((l) >= 8 * (i) + 8 ? ~0ull : (l) <= 8 * (i) ? 0ull : (1ull << (8 * ((l) - 8 * (i)))) - 1)
+#define KROW(l) {KW(l, 0), KW(l, 1), KW(l, 2)}
+    KROW(0), KROW(1), KROW(2), KROW(3), KROW(4), KROW(5), KROW(6), KROW(7), KROW(8), KROW(9),
+    KROW(10), KROW(11), KROW(12), KROW(13), KROW(14), KROW(15), KROW(16), KROW(17), KROW(18),
+    KROW(19), KROW(20), KROW(21), KROW(22), KROW(23), KROW(24),
+#undef KROW
+#undef KW
+}};
+_Static_assert(CACHE_KEY == 24, "key_mask has rows for 0..24 bytes");
+
 /* The piece p[0:len] (len <= CACHE_KEY) as three zero-padded words; end bounds the readable
    memory. */
 static inline void load_key(const uint8_t *p, size_t len, const uint8_t *end, uint64_t w[3]) {
     if ((size_t)(end - p) >= CACHE_KEY) {
         memcpy(w, p, CACHE_KEY);
-        for (int i = 0; i < 3; i++) {
-            size_t have = len > 8u * i ? len - 8u * i : 0;
-            if (have < 8) w[i] &= have ? (~0ull >> (64 - 8 * have)) : 0;
-        }
+        for (int i = 0; i < 3; i++) w[i] &= key_mask.w[len][i];
     } else {
         w[0] = w[1] = w[2] = 0;
         for (size_t i = 0; i < len; i++) w[i >> 3] |= (uint64_t)p[i] << (8 * (i & 7));
     }
 }
 
+/* Three independent products (no multiply chain); the set index takes the top bits. */
 static inline uint64_t key_hash(const uint64_t w[3], size_t len) {
-    uint64_t h = (w[0] ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
-    h = (h ^ (h >> 31) ^ w[1]) * 0x94D049BB133111EBull;
-    h = (h ^ (h >> 29) ^ w[2] ^ ((uint64_t)len << 56)) * 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 32);
+    uint64_t h = (w[0] ^ ((uint64_t)len << 58)) * 0x9E3779B97F4A7C15ull + w[1] * 0xBF58476D1CE4E5B9ull +
+                 w[2] * 0x94D049BB133111EBull;
+    return h ^ (h >> 29);
 }
 
 /* A cache of an older model (or of none yet) is void: cleared before a text's first piece. */
@@ -445,6 +565,8 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
     size_t k = hfb_merge(m, out, NULL, len);
     if (k == SIZE_MAX) return HFB_NOMEM;
     if (slot && k <= CACHE_IDS) {
+        /* two ways per set: the newest piece goes to way 0, the one it displaces to way 1 */
+        if (slot[0].klen) slot[1] = slot[0];
         memcpy(slot->key, w, sizeof slot->key);
         slot->klen = (uint32_t)len;
         slot->nids = (uint32_t)k;
@@ -492,10 +614,13 @@ static inline int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8
     uint64_t w[3] = {0, 0, 0};
     if (c && len <= CACHE_KEY) {
         load_key(p, len, end, w);
-        slot = &c->slots[key_hash(w, len) & ((1u << CACHE_BITS) - 1)];
-        if (slot->klen == len && slot->key[0] == w[0] && slot->key[1] == w[1] && slot->key[2] == w[2]) {
-            for (uint32_t j = 0; j < slot->nids; j++) out[j] = slot->ids[j];
-            return slot->nids;
+        slot = &c->slots[(key_hash(w, len) >> (64 - CACHE_BITS)) & ~(size_t)1];
+        for (int way = 0; way < 2; way++) {
+            const cache_slot *h = &slot[way];
+            if (h->klen == len && h->key[0] == w[0] && h->key[1] == w[1] && h->key[2] == w[2]) {
+                for (uint32_t j = 0; j < h->nids; j++) out[j] = h->ids[j];
+                return h->nids;
+            }
         }
     }
     return encode_cold(m, c, p, len, slot, w, out);
@@ -517,6 +642,10 @@ typedef struct {
     uint8_t dead_ascii[128];
     uint8_t live_lo[16];   /* bit h of live_lo[l]: ASCII byte h << 4 | l is live (SIMD lookup) */
     uint8_t *dead_cls;     /* nclasses entries */
+    /* bit b: every code point of U+(64 b) .. U+(64 b + 63) (b < 1024: the BMP) is dead and
+       none is a surrogate: a well-formed 2- or 3-byte character there is skipped on its first
+       two bytes, without decoding it */
+    uint8_t dead_block[1024 / 8];
 } stage;
 
 struct hfb_stages {
@@ -550,6 +679,13 @@ hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behavi
             if (!g->dead_ascii[b]) g->live_lo[b & 15] |= (uint8_t)(1u << (b >> 4));
         }
         g->skip = skip && ndead >= 64;
+        for (uint32_t b = 2; b < 1024; b++) { /* blocks 0, 1 are ASCII */
+            if (b >= 0xD800 / 64 && b < 0xE000 / 64) continue;
+            int dead = 1;
+            for (uint32_t cp = 64 * b; cp < 64 * b + 64 && dead; cp++)
+                dead = g->dead_cls[d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)]];
+            if (dead) g->dead_block[b >> 3] |= (uint8_t)(1u << (b & 7));
+        }
     }
     return ss;
 }
@@ -620,14 +756,6 @@ __attribute__((target("avx2"))) static size_t skip_dead_avx2(const stage *g, con
     return pos;
 }
 
-static int have_avx2(void) {
-    static int v = -1;
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
-    return v;
-}
 #endif
 
 /* The first character at or after pos that is live (want_dead 0) or dead (want_dead 1). */
@@ -647,6 +775,18 @@ static size_t next_char(const stage *g, const uint8_t *p, size_t pos, size_t n, 
             if (g->dead_ascii[b] == want_dead) return pos;
             pos++;
             continue;
+        }
+        if (!want_dead && pos + 1 < n && (p[pos + 1] & 0xC0) == 0x80) {
+            uint32_t c1 = p[pos + 1], blk;
+            size_t len = 0;
+            if (b >= 0xC2 && b <= 0xDF) blk = b & 0x1F, len = 2;
+            else if (b >= 0xE0 && b <= 0xEF && pos + 2 < n && (p[pos + 2] & 0xC0) == 0x80 &&
+                     (b != 0xE0 || c1 >= 0xA0) && (b != 0xED || c1 <= 0x9F))
+                blk = ((b & 0x0F) << 6) | (c1 & 0x3F), len = 3;
+            if (len && (g->dead_block[blk >> 3] >> (blk & 7)) & 1) {
+                pos += len;
+                continue;
+            }
         }
         size_t len = char_class(g->dfa, p + pos, p + n, &cls);
         if (g->dead_cls[cls] == want_dead) return pos;
@@ -690,13 +830,6 @@ static size_t find_matches(const stage *g, const uint8_t *p, size_t n, uint32_t 
     return k;
 }
 
-typedef struct {
-    uint32_t *a, *b;   /* two piece lists of capacity cap */
-    uint32_t *ms, *me; /* scanner matches */
-    uint32_t *cidx;    /* byte -> code point index (offsets only) */
-    size_t cap;
-} scratch;
-
 static int scratch_grow(scratch *s, size_t n, int offsets) {
     if (n + 1 > s->cap || (offsets && !s->cidx)) {
         size_t cap = n + 1 > s->cap ? n + 1 : s->cap;
@@ -715,6 +848,13 @@ static int scratch_grow(scratch *s, size_t n, int offsets) {
 
 static void scratch_free(scratch *s) {
     free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx);
+    memset(s, 0, sizeof *s);
+}
+
+/* The scratch of a call: the cache's (kept for the next call unless it grew past
+   SCRATCH_KEEP: see scratch_done), or local (c NULL). */
+static void scratch_done(hfb_cache *c, scratch *s) {
+    if (!c || s->cap > SCRATCH_KEEP) scratch_free(s);
 }
 
 /* Pieces are stored as pairs (start, end) in one array. */
@@ -884,29 +1024,29 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
 int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
                    size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
     if (!m->tok_len) return HFB_SLOW;
-    scratch s = {0};
-    int64_t r = encode_text(m, c, ss, data, n, ids, starts, ends, &s);
-    scratch_free(&s);
+    scratch local = {0}, *s = c ? &c->s : &local;
+    int64_t r = encode_text(m, c, ss, data, n, ids, starts, ends, s);
+    scratch_done(c, s);
     return r;
 }
 
 int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
                          const uint8_t *data, const uint64_t *offsets, size_t ntexts,
                          uint32_t *ids, int64_t *counts) {
-    scratch s = {0};
+    scratch local = {0}, *s = c ? &c->s : &local;
     for (size_t i = 0; i < ntexts; i++) {
         if (!m->tok_len) {
             counts[i] = HFB_SLOW;
             continue;
         }
         int64_t r = encode_text(m, c, ss, data + offsets[i], offsets[i + 1] - offsets[i],
-                                ids + offsets[i], NULL, NULL, &s);
+                                ids + offsets[i], NULL, NULL, s);
         if (r == HFB_NOMEM) {
-            scratch_free(&s);
+            scratch_free(s);
             return HFB_NOMEM;
         }
         counts[i] = r;
     }
-    scratch_free(&s);
+    scratch_done(c, s);
     return 0;
 }

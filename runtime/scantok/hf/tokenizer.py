@@ -324,6 +324,10 @@ class Tokenizer:
         self._stage_matchers = [op for op in self._ops if isinstance(op, (_Step, ByteLevelOp))]
         self._stage_spec = (dfas, codes)
         self._stages = ffi.gc(stages, lib.hfb_stages_free)
+        # encode_batch_fast in one call of scantok._pylist (the addresses it hands to hfb_encode)
+        addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
+        self._batch_c = (addr(ffi.addressof(lib, "hfb_encode")), addr(self._model._model), addr(stages),
+                         _added_screen(self._added))
 
     def _encode_c(self, text: str, offsets: bool):
         """(ids, starts, ends) of text by the C path, or None (the caller takes the slow path)."""
@@ -532,20 +536,15 @@ class Tokenizer:
         """The whole text by one C call (no normalizer, no added token in it), or None."""
         import numpy as np
 
-        ffi, lib = self._model._ffi, self._model._lib
-        data = text.encode("utf-8")
-        n = len(data)
-        arr = np.empty((3, max(n, 1)), dtype=np.uint32)
-        p = ffi.cast("uint32_t *", arr.ctypes.data)
-        r = lib.hfb_encode(self._model._model, self._model.cache(), self._stages, data, n, p, p + arr.shape[1],
-                           p + 2 * arr.shape[1]) if n else 0
-        if r == lib.HFB_NOMEM:
-            raise MemoryError
-        if r < 0:
+        from .._pylist import hf_encode_offsets
+
+        fn, model, stages, _ = self._batch_c
+        r = hf_encode_offsets(fn, model, int(self._model._ffi.cast("uintptr_t", self._model.cache())), stages, text)
+        if type(r) is int:  # HFB_SLOW
             return None
-        if 2 * r < arr.shape[1]:
-            arr = arr[:, :r].copy()
-        return Encoding._from_arrays(arr, r, self._lazy[add_special_tokens], self._token_table)
+        n = len(r) // 12
+        arr = np.frombuffer(r, dtype=np.uint32).reshape(3, n) if n else np.zeros((3, 1), dtype=np.uint32)
+        return Encoding._from_arrays(arr, n, self._lazy[add_special_tokens], self._token_table)
 
     def _ids(self, text: str, add_special_tokens: bool) -> list[int]:
         if not isinstance(text, str):
@@ -596,6 +595,26 @@ class Tokenizer:
         """One C call for the texts the fast path takes whole (no added token, no normalizer)."""
         if self._stages is None or self._norm or not texts:
             return [self._ids(t, add_special_tokens) for t in texts]
+        if not self._prefix_space:
+            from .._pylist import hf_encode_batch
+
+            fn, model, stages, screen = self._batch_c
+            pre, post = self._wrap if (add_special_tokens and self._wrap) else ([], [])
+            cache = int(self._model._ffi.cast("uintptr_t", self._model.cache()))
+            pre, post = list(pre), list(post)
+            out = hf_encode_batch(fn, model, cache, stages, texts, pre, post, screen)
+            # None: the screen saw the first two bytes of an added token (the exact test here),
+            # or the model needs the general path
+            redo = [i for i, ids in enumerate(out) if ids is None]
+            clean = [i for i in redo if not self._added.matches(texts[i])] if screen is not None else []
+            if clean:
+                for i, ids in zip(clean, hf_encode_batch(fn, model, cache, stages, [texts[i] for i in clean],
+                                                         pre, post, None)):
+                    out[i] = ids
+            for i in redo:
+                if out[i] is None:
+                    out[i] = self._ids(texts[i], add_special_tokens)
+            return out
         import numpy as np
 
         ffi, lib = self._model._ffi, self._model._lib
@@ -655,6 +674,24 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"Tokenizer(model={type(self._model).__name__}, vocab_size={self.get_vocab_size()})"
+
+
+def _added_screen(added) -> bytes | None:
+    """For scantok._pylist.hf_encode_batch: flags of the first UTF-8 byte of each added token
+    (1: the token has two bytes or more, 2: it is that byte), then a bitmap of their first two
+    bytes; a text where none occurs holds no added token.  None without added tokens."""
+    contents = [t.content.encode("utf-8", "surrogatepass") for t in added.tokens]
+    contents = [c for c in contents if c]
+    if not contents:
+        return None
+    first, pairs = bytearray(256), bytearray(8192)
+    for c in contents:
+        if len(c) == 1:
+            first[c[0]] |= 2
+        else:
+            first[c[0]] |= 1
+            pairs[c[0] << 5 | c[1] >> 3] |= 1 << (c[1] & 7)
+    return bytes(first + pairs)
 
 
 def _step_dfa(step: _Step):
