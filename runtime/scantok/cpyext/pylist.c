@@ -47,6 +47,30 @@ static PyObject *cached_pos(size_t v) {
 
 static PyObject *cached_int(uint32_t id) { return cached_pos(id); }
 
+/* list[at + i] = ids[i] for i < n (a new list's empty slots); -1 with an error set.
+   The ints of a large vocabulary (and the table pointing at them) are spread over several MB:
+   each token waited for two cache misses, the table entry and then the object's reference
+   count. Both are asked for ahead: the entry PF_FAR tokens ahead, the object PF_NEAR ahead
+   (its entry has arrived by then). */
+static int fill_ids(PyObject *list, Py_ssize_t at, const uint32_t *ids, Py_ssize_t n) {
+    enum { PF_FAR = 16, PF_NEAR = 8 };
+    if (!ints && !(ints = PyMem_Calloc(IDS_CACHED, sizeof *ints))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i + PF_FAR < n && ids[i + PF_FAR] < IDS_CACHED) PREFETCH(&ints[ids[i + PF_FAR]]);
+        if (i + PF_NEAR < n && ids[i + PF_NEAR] < IDS_CACHED) {
+            PyObject *ahead = ints[ids[i + PF_NEAR]];
+            if (ahead) PREFETCH_W(ahead);
+        }
+        PyObject *o = cached_int(ids[i]);
+        if (!o) return -1;
+        PyList_SetItem(list, at + i, o); /* steals o; cannot fail for a slot of the list */
+    }
+    return 0;
+}
+
 /* ids_to_list(address, n): the n uint32 ids at address (an integer from cffi's
    ffi.cast("uintptr_t", ptr)) as a list. The caller keeps the memory alive. */
 static PyObject *ids_to_list(PyObject *self, PyObject *args) {
@@ -66,25 +90,7 @@ static PyObject *ids_to_list(PyObject *self, PyObject *args) {
     }
     PyObject *list = PyList_New(n);
     if (!list) return NULL;
-    if (!ints && !(ints = PyMem_Calloc(IDS_CACHED, sizeof *ints))) {
-        Py_DECREF(list);
-        return PyErr_NoMemory();
-    }
-    /* The ints of a large vocabulary (and the table pointing at them) are spread over several
-       MB: each token waited for two cache misses, the table entry and then the object's
-       reference count. Ask for both ahead: the entry PF_FAR tokens ahead, the object PF_NEAR
-       ahead (its entry has arrived by then). */
-    enum { PF_FAR = 16, PF_NEAR = 8 };
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (i + PF_FAR < n && ids[i + PF_FAR] < IDS_CACHED) PREFETCH(&ints[ids[i + PF_FAR]]);
-        if (i + PF_NEAR < n && ids[i + PF_NEAR] < IDS_CACHED) {
-            PyObject *ahead = ints[ids[i + PF_NEAR]];
-            if (ahead) PREFETCH_W(ahead);
-        }
-        PyObject *o = cached_int(ids[i]);
-        if (!o) goto fail;
-        PyList_SetItem(list, i, o); /* steals o; cannot fail for 0 <= i < n */
-    }
+    if (fill_ids(list, 0, ids, n)) goto fail;
     return list;
 fail:
     Py_DECREF(list);
@@ -312,11 +318,7 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
             Py_INCREF(o);
             PyList_SetItem(lst, j, o);
         }
-        for (int64_t j = 0; j < r; j++) {
-            PyObject *o = cached_int(ids[j]);
-            if (!o) goto fail;
-            PyList_SetItem(lst, npre + (Py_ssize_t)j, o);
-        }
+        if (fill_ids(lst, npre, ids, (Py_ssize_t)r)) goto fail;
         for (Py_ssize_t j = 0; j < npost; j++) {
             PyObject *o = PyList_GetItem(post, j);
             Py_INCREF(o);
