@@ -88,3 +88,54 @@ def test_restart_while_orphaned_workers_finish(tmp_path):
 
         shutil.rmtree(out / "parts" / name, ignore_errors=True)
     same_tree(tmp_path / "whole", out)
+    # the orphans leave once their partition is done (they used to wait for work for ever)
+    deadline = time.monotonic() + 10
+    while _processes_running_on(out) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _processes_running_on(out), "orphaned workers of the killed run are still running"
+
+
+def _processes_running_on(out: Path) -> list[int]:
+    """Live (not zombie) processes whose command line names ``out`` (Linux /proc)."""
+    found = []
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (d / "cmdline").read_bytes()
+            state = (d / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(out).encode() in cmd and state not in (b"Z", b"X"):
+            found.append(int(d.name))
+    return found
+
+
+def test_clean_tmp_keeps_what_a_live_process_writes(tmp_path):
+    """A restarted run removes the half-written leftovers of dead processes, never the files
+    a still-running (orphaned) worker is writing: removing them under it let that worker
+    commit a partition without its docs.bin (seen in CI as a missing file at finalize)."""
+    from scantok.corpus import writer
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        mine = parts / f"00001.tmp-{live.pid}-abcd1234"
+        mine.mkdir()
+        (mine / "docs.bin").write_bytes(b"rows")
+        dead = parts / f"00002.tmp-{gone.pid}-abcd1234"
+        dead.mkdir()
+        (dead / "000.bin").write_bytes(b"ids")
+        dead_file = tmp_path / f"index.bin.tmp-{gone.pid}-0123abcd"
+        dead_file.write_bytes(b"")
+        odd = parts / "00003.tmp-notapid"
+        odd.mkdir()
+        writer.clean_tmp(str(tmp_path))
+        assert (mine / "docs.bin").read_bytes() == b"rows"
+        assert not dead.exists() and not dead_file.exists() and not odd.exists()
+    finally:
+        live.kill()
+        live.wait()
+    writer.clean_tmp(str(tmp_path))  # its writer is gone now: a leftover like any other
+    assert not mine.exists()

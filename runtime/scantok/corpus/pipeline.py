@@ -126,6 +126,18 @@ def _encode_batch(enc: Encoding, data, ends: np.ndarray) -> tuple[np.ndarray, np
 _tick: Callable | None = None  # set in pool workers (a queue) and for in-process runs
 
 
+_busy = threading.Lock()  # held by a pool worker while it encodes a partition
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """A pool worker whose parent died (killed) finishes the partition in hand, which commits
+    atomically, and exits: nothing will send it more work, and it used to wait for ever."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    with _busy:
+        os._exit(0)
+
+
 def _init_worker(queue, lock_fd: int | None = None) -> None:
     global _tick
     _tick = queue.put
@@ -134,6 +146,13 @@ def _init_worker(queue, lock_fd: int | None = None) -> None:
         # restarted one may begin at once (workers that outlive it only ever finish a
         # partition atomically, with the bytes the restarted run would write)
         os.close(lock_fd)
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True,
+                     name="scantok-orphan-watch").start()
+
+
+def _encode_partition_in_worker(out_dir: str, part: dict, job: dict) -> dict:
+    with _busy:
+        return encode_partition(out_dir, part, job)
 
 
 def encode_partition(out_dir: str, part: dict, job: dict) -> dict:
@@ -402,6 +421,8 @@ def encode_files(
                     _run_dask(scheduler, out_dir, pending, job, tracker)
         finally:
             tracker.close()
+        # what writers that were still alive at the start (killed, not yet gone) left behind
+        writer.clean_tmp(out_dir)
         corpus_path = os.path.join(out_dir, "corpus.json")
         if pending or not os.path.exists(corpus_path) or not os.path.exists(os.path.join(out_dir, "index.bin")):
             metas = [writer.read_json(os.path.join(writer.part_dir(out_dir, p["index"]), "part.json")) for p in plan]
@@ -522,7 +543,7 @@ def _run_local(out_dir: str, pending: list[dict], job: dict, num_workers: int | 
     try:
         # with fork every worker starts at the first submit, before this process starts the
         # thread that reads their progress (no fork of a process running extra threads)
-        futures = {pool.submit(encode_partition, out_dir, p, job): p["index"] for p in pending}
+        futures = {pool.submit(_encode_partition_in_worker, out_dir, p, job): p["index"] for p in pending}
         drain.start()
         for fut in as_completed(futures):
             try:

@@ -55,13 +55,41 @@ def read_json(path: str):
         return json.load(f)
 
 
+def _writer_alive(name: str) -> bool:
+    """Whether the process that names a ``*.tmp-<pid>-<hex>`` entry is still running on this
+    host: a worker orphaned by a killed parent may still be writing (and then committing) it,
+    and removing the files under it would let it commit a partition without them."""
+    try:
+        pid = int(name.split(".tmp-", 1)[1].split("-", 1)[0])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    try:  # a killed worker whose parent died too may stay a zombie that nobody reaps
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True  # no /proc: the signal said it exists
+
+
 def clean_tmp(out_dir: str) -> None:
-    """Removes what killed runs left half-written (``*.tmp-*`` files and directories)."""
+    """Removes what killed runs left half-written (``*.tmp-*`` files and directories), except
+    what a process of this host that is still running is writing (an orphaned worker of a
+    killed run: it commits atomically, or the next run removes its leftovers)."""
     for d in (out_dir, os.path.join(out_dir, "parts")):
         if not os.path.isdir(d):
             continue
         for name in os.listdir(d):
-            if ".tmp-" in name:
+            if ".tmp-" in name and not _writer_alive(name):
                 p = os.path.join(d, name)
                 if os.path.isdir(p):
                     shutil.rmtree(p, ignore_errors=True)
