@@ -27,7 +27,7 @@ sys.path.insert(0, str(TESTS))
 import scantok  # noqa: E402
 from scantok._native import ffi, lib  # noqa: E402
 
-from strategies import (SNIPPETS, check_oracle_version, oracle, oracle_split_bytes,  # noqa: E402
+from strategies import (SNIPPETS, check_oracle_version, oracle, oracle_cannot_judge, oracle_split_bytes,  # noqa: E402
                         random_byte_fragments, random_fragments, utf8_ends)
 
 SURROGATEPASS, PARTIAL = 1, 2
@@ -48,24 +48,6 @@ def c_scan(dfa, data: bytes, flags: int):
     consumed = ffi.new("size_t *")
     k = lib.scantok_scan(dfa, ffi.from_buffer(data), n, flags, starts, ends, consumed)
     return [(starts[i], ends[i]) for i in range(k)], consumed[0]
-
-
-ORACLE_UNICODE = "16.0.0"
-_UNASSIGNED_FOR_ORACLE = None
-
-
-def oracle_cannot_judge(sc, text: str) -> bool:
-    """A scanner built on a later Unicode (the hf_* ones follow HF's 17.0.0) and a text with a
-    code point the oracle's 16.0.0 leaves unassigned: such a character may rightly be a digit
-    or a letter for the scanner (e.g. U+11DE9, a Tolong Siki digit new in 17.0), so the example
-    says nothing about the scanner."""
-    global _UNASSIGNED_FOR_ORACLE
-    if sc.unicode_version == ORACLE_UNICODE:
-        return False
-    if _UNASSIGNED_FOR_ORACLE is None:
-        import regex
-        _UNASSIGNED_FOR_ORACLE = regex.compile(r"\p{Cn}")
-    return _UNASSIGNED_FOR_ORACLE.search(text) is not None
 
 
 def check_text(sc, text: str, cut: float) -> str | None:

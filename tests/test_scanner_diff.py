@@ -14,11 +14,13 @@ import pytest
 from hypothesis import given, settings
 
 from conftest import CORPORA, GAPLESS_SCANNERS, c_scan_np, get_scanner, load_corpus
-from strategies import (describe_mismatch, hard_bytes, hard_text, oracle, oracle_split,
-                        oracle_split_bytes, utf8_ends, utf8_prefix)
+from strategies import (describe_mismatch, hard_bytes, hard_text, oracle, oracle_cannot_judge,
+                        oracle_split, oracle_split_bytes, utf8_ends, utf8_prefix)
 
 
 def check_text(sc, text: str) -> None:
+    if oracle_cannot_judge(sc, text):
+        return  # a code point new after the oracle's Unicode, for a scanner on a later one
     want_spans = [m.span() for m in oracle(sc.pattern).finditer(text)]
     want = [text[a:b] for a, b in want_spans]
     got = sc.split(text)
@@ -47,6 +49,8 @@ def test_hard_text_long(scanner_name, text):
 @given(data=hard_bytes())
 def test_hard_bytes(scanner_name, data):
     sc = get_scanner(scanner_name)
+    if oracle_cannot_judge(sc, data.decode("utf-8", "surrogateescape")):
+        return  # as in check_text
     want = oracle_split_bytes(sc.pattern, data)
     got = sc.split_bytes(data)
     assert got == want, describe_mismatch(got, want)
