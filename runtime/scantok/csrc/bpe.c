@@ -1132,9 +1132,7 @@ static inline void prefetch(const void *addr) {
    doing all three kept more values alive than there are registers, and a hit cost ~110
    instructions, against ~40 this way. */
 #define PC_BATCH 32
-#ifndef PREFETCH_SUBSTR_MAX
-#define PREFETCH_SUBSTR_MAX 8
-#endif
+#define PREFETCH_SUBSTR_MAX 8 /* first sights up to this length prefetch their substrings */
 typedef struct pc_probe {
     pc_ent *set; /* NULL: not a short piece with 16 readable bytes */
     uint64_t k0, k1;
@@ -1150,6 +1148,24 @@ typedef struct pc_val {
 } pc_val;
 _Static_assert(sizeof(pc_val) == sizeof(pc_ent) - offsetof(pc_ent, tok), "pc_val is pc_ent's tail");
 
+/* Stage 1 for piece q; check_end: whether its 16 bytes may pass the end of the text. */
+static inline __attribute__((always_inline)) void probe_one(
+    pc_ent *pieces, unsigned shift, const uint8_t *base, const uint32_t *st, const uint32_t *en,
+    size_t q, const uint8_t *end, int check_end, pc_probe *restrict r) {
+    const uint8_t *p = base + st[q];
+    size_t len = en[q] - st[q];
+    if (len > PC_MAXLEN || (check_end && p + 16 > end)) {
+        r[q].set = NULL;
+        return;
+    }
+    uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
+    pc_ent *set = &pieces[(pc_hash(k0, k1, len) >> shift) & ~(uint64_t)1];
+    prefetch(set);
+    r[q].k0 = k0;
+    r[q].k1 = k1;
+    r[q].set = set;
+}
+
 /* Stage 1 for the m pieces st[0:m], en[0:m]. */
 static inline void probe_batch(const bpe_cache *c, const uint8_t *base, const uint32_t *st,
                                const uint32_t *en, size_t m, const uint8_t *end,
@@ -1159,26 +1175,10 @@ static inline void probe_batch(const bpe_cache *c, const uint8_t *base, const ui
     unsigned shift = 64 - c->pc_bits;
     /* 16 bytes are read at each piece start: only a batch near the end of the text needs the
        check (pieces are in order, so the last start says for all) */
-    const int near_end = m && base + st[m - 1] + 16 > end;
-#define PROBE_ONE(CHECK_END) do { \
-        const uint8_t *p = base + st[q]; \
-        size_t len = en[q] - st[q]; \
-        if (len > PC_MAXLEN || ((CHECK_END) && p + 16 > end)) { \
-            r[q].set = NULL; \
-        } else { \
-            uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1]; \
-            pc_ent *set = &pieces[(pc_hash(k0, k1, len) >> shift) & ~(uint64_t)1]; \
-            prefetch(set); \
-            r[q].k0 = k0; \
-            r[q].k1 = k1; \
-            r[q].set = set; \
-        } \
-    } while (0)
-    if (near_end)
-        for (size_t q = 0; q < m; q++) PROBE_ONE(1);
+    if (m && base + st[m - 1] + 16 > end)
+        for (size_t q = 0; q < m; q++) probe_one(pieces, shift, base, st, en, q, end, 1, r);
     else
-        for (size_t q = 0; q < m; q++) PROBE_ONE(0);
-#undef PROBE_ONE
+        for (size_t q = 0; q < m; q++) probe_one(pieces, shift, base, st, en, q, end, 0, r);
 }
 
 static inline int pc_same(const pc_ent *e, uint64_t k0, uint64_t k1, size_t len) {
