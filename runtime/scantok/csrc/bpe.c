@@ -968,7 +968,7 @@ static inline uint64_t pc_hash(uint64_t k0, uint64_t k1, size_t len) {
 }
 
 static inline pc_ent *pc_set_of(const bpe_cache *c, uint64_t k0, uint64_t k1, size_t len) {
-    return &c->pieces[(pc_hash(k0, k1, len) >> (64 - c->pc_bits)) & ~(uint64_t)1];
+    return &c->pieces[(pc_hash(k0, k1, len) >> (65 - c->pc_bits)) << 1];
 }
 
 /* Encodes one piece through the cache (cache may be NULL). */
@@ -1125,23 +1125,28 @@ static inline void prefetch(const void *addr) {
 /* The piece cache is larger than the CPU's caches, so the fused loop takes the pieces in
    batches of PC_BATCH and works on two batches at once: for the next batch it computes each
    piece's key and set and asks for the set's line (stage 1); for this batch, the lines having
-   arrived meanwhile, it copies out the hits and, for a piece not there, asks for the
-   vocabulary lines its whole-piece lookup will read (stage 2), then emits the batch in order
-   (stage 3), misses through encode_piece_cached (which probes again: a piece may have been
-   learnt by an earlier one of the batch). Each stage is a short loop of its own: one loop
-   doing all three kept more values alive than there are registers, and a hit cost ~110
-   instructions, against ~40 this way. */
+   arrived meanwhile, it emits the pieces in order (stage 3): a hit is copied out of its set, a
+   miss is encoded by encode_piece_cached (which probes again: a piece may have been learnt by
+   an earlier one of the batch). When the batch before had a miss, a stage 2 runs first: it
+   asks for the vocabulary lines each missed piece's encoding will read, so that misses in a
+   row do not wait for memory one after another; on recurring text (nearly every piece a hit)
+   it is skipped. Each stage is a short loop of its own: one loop doing all of them kept more
+   values alive than there are registers. */
 #define PC_BATCH 32
 #define PREFETCH_SUBSTR_MAX 8 /* first sights up to this length prefetch their substrings */
+/* The set of a piece the cache cannot hold (longer than 16 bytes, or too near the end of the
+   text to read 16 bytes): empty entries, which match no piece (len 0), so that stage 3 tests
+   no pointer; never written. */
+static pc_ent PC_NO_SET[2] __attribute__((aligned(64)));
 typedef struct pc_probe {
-    pc_ent *set; /* NULL: not a short piece with 16 readable bytes */
+    pc_ent *set; /* PC_NO_SET: not a short piece with 16 readable bytes */
     uint64_t k0, k1;
+    uint64_t len;
 } pc_probe;
 _Static_assert(offsetof(pc_probe, k1) == offsetof(pc_probe, k0) + 8 &&
                offsetof(pc_ent, k1) == offsetof(pc_ent, k0) + 8, "keys are 16 adjacent bytes");
 
-/* A piece's value in the cache (pc_ent from tok on), copied out of a set by stage 2; len 0:
-   not found. */
+/* A piece's value in the cache: pc_ent from tok on. */
 typedef struct pc_val {
     uint32_t tok[PC_TOK];
     uint8_t len, n, pad_[2];
@@ -1154,12 +1159,13 @@ static inline __attribute__((always_inline)) void probe_one(
     size_t q, const uint8_t *end, int check_end, pc_probe *restrict r) {
     const uint8_t *p = base + st[q];
     size_t len = en[q] - st[q];
+    r[q].len = len;
     if (len > PC_MAXLEN || (check_end && p + 16 > end)) {
-        r[q].set = NULL;
+        r[q].set = PC_NO_SET;
         return;
     }
     uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
-    pc_ent *set = &pieces[(pc_hash(k0, k1, len) >> shift) & ~(uint64_t)1];
+    pc_ent *set = &pieces[(pc_hash(k0, k1, len) >> shift) << 1];
     prefetch(set);
     r[q].k0 = k0;
     r[q].k1 = k1;
@@ -1167,12 +1173,12 @@ static inline __attribute__((always_inline)) void probe_one(
 }
 
 /* Stage 1 for the m pieces st[0:m], en[0:m]. */
-static inline void probe_batch(const bpe_cache *c, const uint8_t *base, const uint32_t *st,
+static __attribute__((noinline)) void probe_batch(const bpe_cache *c, const uint8_t *base, const uint32_t *st,
                                const uint32_t *en, size_t m, const uint8_t *end,
                                pc_probe *restrict r) {
     /* the cache's fields in locals: the stores to r could alias them */
     pc_ent *pieces = c->pieces;
-    unsigned shift = 64 - c->pc_bits;
+    unsigned shift = 65 - c->pc_bits; /* the set's index (the top pc_bits - 1 bits) */
     /* 16 bytes are read at each piece start: only a batch near the end of the text needs the
        check (pieces are in order, so the last start says for all) */
     if (m && base + st[m - 1] + 16 > end)
@@ -1187,12 +1193,12 @@ static inline int pc_same(const pc_ent *e, uint64_t k0, uint64_t k1, size_t len)
 
 /* pc_same against a probe's key (k0, k1 adjacent in pc_probe and in pc_ent): one 16-byte
    compare where SSE2 is there. */
-static inline int pc_same_probe(const pc_ent *e, const pc_probe *r, size_t len) {
+static inline int pc_same_probe(const pc_ent *e, const pc_probe *r) {
 #if defined(__SSE2__)
     __m128i a = _mm_loadu_si128((const __m128i *)&e->k0), b = _mm_loadu_si128((const __m128i *)&r->k0);
-    return (_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) == 0xFFFF) & (e->len == len);
+    return (_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) == 0xFFFF) & (e->len == r->len);
 #else
-    return pc_same(e, r->k0, r->k1, len);
+    return pc_same(e, r->k0, r->k1, r->len);
 #endif
 }
 
@@ -1219,49 +1225,49 @@ static inline void prefetch_miss(const bpe_table *t, const uint8_t *p, size_t le
     }
 }
 
-/* Stage 2: v[q] is piece q's value if the cache has it (the found entry becomes its set's
-   first), else len 0, and the vocabulary lines of a missed piece are asked for. */
-static inline void check_batch(const bpe_table *t, const pc_probe *r, const uint8_t *base,
-                               const uint32_t *st, const uint32_t *en, size_t m, pc_val *v) {
+/* Stage 2: asks for the vocabulary lines of the pieces of the batch that the cache does not
+   have. */
+static inline void prefetch_batch(const bpe_table *t, const pc_probe *r, const uint8_t *base,
+                                  const uint32_t *st, size_t m) {
     for (size_t q = 0; q < m; q++) {
-        pc_ent *e = r[q].set;
-        v[q].len = 0;
-        if (!e) continue;
-        size_t len = en[q] - st[q];
-        if (pc_same_probe(&e[0], &r[q], len)) {
-            memcpy(&v[q], e[0].tok, sizeof v[q]);
-        } else if (pc_same_probe(&e[1], &r[q], len)) {
-            memcpy(&v[q], e[1].tok, sizeof v[q]);
-            pc_ent hit = e[1];
-            e[1] = e[0];
-            e[0] = hit;
-        } else {
-            prefetch_miss(t, base + st[q], len);
-        }
+        const pc_ent *e = r[q].set;
+        if (e != PC_NO_SET && !pc_same_probe(&e[0], &r[q]) && !pc_same_probe(&e[1], &r[q]))
+            prefetch_miss(t, base + st[q], r[q].len);
     }
 }
 
-/* Stage 3 for pieces b0 .. b0 + m - 1 of the window: hits from val, misses encoded. 0, or 1 when
-   the ids (with *counted, those already counted away) pass limit at piece *stop, or an error
-   (< 0). Inlined twice, for the common call (count_only 0, no limit) without the checks. */
+/* Stage 3 for pieces b0 .. b0 + m - 1 of the window (probes r): hits copied out of their sets
+   (the found entry becomes its set's first), misses encoded; *misses counts the pieces with a
+   set that were not in it. 0, or 1 when the ids (with *counted, those already counted away)
+   pass limit at piece *stop, or an error (< 0). Inlined twice, for the common call
+   (count_only 0, no limit) without the checks. */
 static inline __attribute__((always_inline)) int emit_batch(
     const bpe_table *t, bpe_cache *cache, const uint8_t *base, const uint32_t *st,
-    const uint32_t *en, size_t b0, size_t m, size_t k, const pc_val *val, bpe_buf *out,
-    int count_only, size_t limit, size_t *counted, size_t *stop) {
+    const uint32_t *en, size_t b0, size_t m, size_t k, const pc_probe *r, bpe_buf *out,
+    int count_only, size_t limit, size_t *counted, size_t *stop, size_t *misses) {
     /* the output in locals: stores to ids may alias st and en (all uint32_t), and out's
        fields would be reloaded after each */
     uint32_t *ids = out->ids;
     size_t olen = out->len, cnt = *counted;
     for (size_t q = 0; q < m; q++) {
-        if (val[q].len) {
-            memcpy(ids + olen, val[q].tok, sizeof val[q].tok);
-            olen += val[q].n;
+        pc_ent *e = r[q].set;
+        /* a hit copies 16 bytes, the ids and what follows them (one uint32_t of slack) */
+        if (pc_same_probe(&e[0], &r[q])) {
+            memcpy(ids + olen, e[0].tok, sizeof(pc_val));
+            olen += e[0].n;
+        } else if (pc_same_probe(&e[1], &r[q])) {
+            memcpy(ids + olen, e[1].tok, sizeof(pc_val));
+            olen += e[1].n;
+            pc_ent hit = e[1];
+            e[1] = e[0];
+            e[0] = hit;
         } else {
             size_t i = b0 + q;
+            *misses += e != PC_NO_SET;
             out->len = olen;
             int rc = encode_piece_cached(t, cache, base + st[i], en[i] - st[i], out);
             if (rc) return rc;
-            if (buf_grow(out, PC_TOK * (k - i))) return -1;
+            if (buf_grow(out, PC_TOK * (k - i) + 1)) return -1;
             ids = out->ids;
             olen = out->len;
         }
@@ -1275,6 +1281,23 @@ static inline __attribute__((always_inline)) int emit_batch(
     }
     out->len = olen;
     *counted = cnt;
+    return 0;
+}
+
+/* Stage 3 without a cache: every piece encoded. */
+static int emit_uncached(const bpe_table *t, const uint8_t *base, const uint32_t *st,
+                         const uint32_t *en, size_t b0, size_t m, bpe_buf *out, int count_only,
+                         size_t limit, size_t *counted, size_t *stop) {
+    for (size_t q = 0; q < m; q++) {
+        size_t i = b0 + q, before = out->len;
+        int rc = encode_piece(t, NULL, base + st[i], en[i] - st[i], out);
+        if (rc) return rc;
+        if (count_only) { *counted += out->len - before; out->len = before; }
+        if (*counted + out->len > limit) {
+            *stop = i;
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -1293,6 +1316,7 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
     bpe_cache *cache = cache_for(t);
     int plain = !count_only && limit == SIZE_MAX;
     size_t stop = 0;
+    size_t misses = 1; /* misses in the batch before: the first batch gets stage 2 */
     int rc = -1;
     if (!st || !en) goto done;
     rc = 0;
@@ -1305,25 +1329,27 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
         size_t k = scantok_scan(d, data + pos, win, fl, st, en, &cons);
         if (!(fl & SCANTOK_PARTIAL)) cons = win;
         const uint8_t *base = data + pos;
-        /* room for PC_TOK ids per piece, so that a cache hit stores without a check */
-        if (buf_grow(out, PC_TOK * k)) { rc = -1; goto done; }
+        /* room for PC_TOK ids per piece and one more, so that a cache hit stores its 16
+           bytes without a check */
+        if (buf_grow(out, PC_TOK * k + 1)) { rc = -1; goto done; }
         const uint8_t *end = data + n;
         while (k && en[k - 1] > cons) k--; /* defensive: only final pieces */
         pc_probe pr[2][PC_BATCH];
-        pc_val val[PC_BATCH];
         if (cache) probe_batch(cache, base, st, en, k < PC_BATCH ? k : PC_BATCH, end, pr[0]);
         for (size_t b0 = 0, side = 0; b0 < k; b0 += PC_BATCH, side ^= 1) {
             size_t m = k - b0 < PC_BATCH ? k - b0 : PC_BATCH, next = b0 + m;
+            int r;
             if (cache) {
                 if (next < k)
                     probe_batch(cache, base, st + next, en + next,
                                 k - next < PC_BATCH ? k - next : PC_BATCH, end, pr[side ^ 1]);
-                check_batch(t, pr[side], base, st + b0, en + b0, m, val);
+                if (misses) prefetch_batch(t, pr[side], base, st + b0, m);
+                misses = 0;
+                r = plain ? emit_batch(t, cache, base, st, en, b0, m, k, pr[side], out, 0, SIZE_MAX, &counted, &stop, &misses)
+                          : emit_batch(t, cache, base, st, en, b0, m, k, pr[side], out, count_only, limit, &counted, &stop, &misses);
             } else {
-                for (size_t q = 0; q < m; q++) val[q].len = 0;
+                r = emit_uncached(t, base, st, en, b0, m, out, count_only, limit, &counted, &stop);
             }
-            int r = plain ? emit_batch(t, cache, base, st, en, b0, m, k, val, out, 0, SIZE_MAX, &counted, &stop)
-                          : emit_batch(t, cache, base, st, en, b0, m, k, val, out, count_only, limit, &counted, &stop);
             if (r < 0) { rc = r; goto done; }
             if (r > 0) {
                 pos += en[stop];
