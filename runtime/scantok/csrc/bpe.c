@@ -463,7 +463,7 @@ __attribute__((target("avx2"))) static inline size_t argmin_avx2(const uint32_t 
 #define PC_TOK 3
 #define PC_MAXLEN 16
 #define PC_RUN_MAX 254 /* runs of one byte up to this length are cached too */
-#define PC_IN_STORE 255 /* the len of an entry that says: this short piece is in the store */
+#define PC_IN_STORE 255 /* the len of a hint: this short piece is in the store (at tok[0]) */
 #define PC_SLOTS 4
 #define PAIR_BITS 14 /* 16K entries x 16 bytes = 256 KiB per thread and table */
 typedef struct pc_ent {
@@ -482,13 +482,14 @@ typedef struct pair_ent {
 /* The long-piece store: pieces the piece cache cannot hold (longer than 16 bytes, or more
    than PC_TOK tokens; up to PS_MAXLEN bytes), with their ids, in an arena indexed by an
    open-addressed table. Bounded: when the arena or the table is full it is emptied and learns
-   again (an epoch; a working set that fits never sees one). Allocated on first use. */
+   again (a new epoch; a working set that fits never sees one). Allocated on first use. */
 #define PS_MAXLEN 255
 typedef struct ps_slot { uint32_t tag, off; } ps_slot; /* tag 0 = empty */
 typedef struct piece_store {
     ps_slot *slots;
     uint8_t *arena; /* entries: len, ntok (1 byte each), 2 spare, the bytes, pad to 4, the ids */
     uint32_t mask, count, used, cap;
+    uint64_t epoch; /* 1 from allocation on, + 1 each time the store is emptied */
 } piece_store;
 
 struct bpe_cache;
@@ -983,6 +984,7 @@ static int store_alloc(const bpe_cache *c, piece_store *ps) {
         memset(ps, 0, sizeof *ps);
         return -1;
     }
+    ps->epoch = 1;
     return 0;
 }
 
@@ -1008,16 +1010,18 @@ static int store_get(piece_store *ps, const uint8_t *p, size_t len, uint64_t h, 
     }
 }
 
-/* Adds p[0:len] -> ids[0:ntok] (known absent). */
-static void store_put(const bpe_cache *c, piece_store *ps, const uint8_t *p, size_t len,
-                      uint64_t h, const uint32_t *ids, size_t ntok) {
-    if (!ps->slots && store_alloc(c, ps)) return;
+/* Adds p[0:len] -> ids[0:ntok] (known absent): the entry's offset in the arena, valid in the
+   store's current epoch, or -1 when not added. */
+static int64_t store_put(const bpe_cache *c, piece_store *ps, const uint8_t *p, size_t len,
+                         uint64_t h, const uint32_t *ids, size_t ntok) {
+    if (!ps->slots && store_alloc(c, ps)) return -1;
     size_t need = 4 + ((len + 3) & ~(size_t)3) + 4 * ntok;
-    if (ntok > 255 || len > PS_MAXLEN || need > ps->cap) return;
+    if (ntok > 255 || len > PS_MAXLEN || need > ps->cap) return -1;
     if (ps->used + need > ps->cap || (ps->count + 1) * 2 > ps->mask + 1) {
         /* full: a new epoch */
         memset(ps->slots, 0, ((size_t)ps->mask + 1) * sizeof *ps->slots);
         ps->used = ps->count = 0;
+        ps->epoch++;
     }
     uint32_t i = (uint32_t)h & ps->mask;
     while (ps->slots[i].tag) i = (i + 1) & ps->mask;
@@ -1031,9 +1035,11 @@ static void store_put(const bpe_cache *c, piece_store *ps, const uint8_t *p, siz
     ps->slots[i].off = ps->used;
     ps->used += (uint32_t)need;
     ps->count++;
+    return ps->slots[i].off;
 }
 
-/* Encodes p[0:len] (len <= PS_MAXLEN) through the long-piece store. */
+/* Encodes p[0:len] (len <= PS_MAXLEN) through the long-piece store: 0 if the store had it,
+   1 if it was encoded, or an error (< 0). */
 static int store_encode(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
                         bpe_buf *out) {
     uint64_t h = store_hash(p, len);
@@ -1043,12 +1049,15 @@ static int store_encode(const bpe_table *t, bpe_cache *c, const uint8_t *p, size
     int rc = encode_piece(t, c, p, len, out);
     if (rc) return rc;
     store_put(c, &c->store, p, len, h, out->ids + before, out->len - before);
-    return 0;
+    return 1;
 }
 
+/* Encodes p[0:len] through the piece cache and the store: 0 if one of them had it, 1 if it
+   was encoded, or an error (< 0). */
 static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const uint8_t *p,
                                       size_t len, bpe_buf *out) {
     if (!c || len == 0) return encode_piece(t, c, p, len, out);
+    int rc;
     uint64_t k0, k1;
     if (len <= PC_MAXLEN) {
         pc_key_of(p, len, &k0, &k1);
@@ -1060,7 +1069,7 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
     } else if (len <= PS_MAXLEN) {
         return store_encode(t, c, p, len, out);
     } else {
-        return encode_piece(t, c, p, len, out);
+        return (rc = encode_piece(t, c, p, len, out)) ? rc : 1;
     }
     pc_ent *e = pc_set_of(c, k0, k1, len);
     if (out->cap - out->len < PC_TOK && buf_grow(out, PC_TOK)) return -1;
@@ -1077,30 +1086,57 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
         e[0] = hit;
         return 0;
     }
-    /* A short piece of more than PC_TOK tokens lives in the store; a PC_IN_STORE entry with its
-       key says so (a hint: the store compares the bytes, and may have lost it to an epoch), so
-       that other misses do not probe the store. */
-    uint64_t h = 0;
-    if (len <= PC_MAXLEN && ((e[0].len == PC_IN_STORE && e[0].k0 == k0 && e[0].k1 == k1) ||
-                             (e[1].len == PC_IN_STORE && e[1].k0 == k0 && e[1].k1 == k1))) {
-        h = store_hash(p, len);
-        int r = store_get(&c->store, p, len, h, out);
-        if (r) return r < 0 ? -1 : 0;
+    /* A short piece of more than PC_TOK tokens lives in the store; a hint in its set says where
+       (len PC_IN_STORE, n the piece's length, tok[0] the entry's offset in the arena, tok[1]
+       and tok[2] the store's epoch then), so that such a piece costs no hashing and probing
+       of the store while the store keeps it. */
+    pc_ent *hint = NULL;
+    if (len <= PC_MAXLEN) {
+        for (int w = 0; w < 2; w++) {
+            if (e[w].len != PC_IN_STORE || e[w].n != len || e[w].k0 != k0 || e[w].k1 != k1) continue;
+            hint = &e[w];
+            uint64_t epoch = hint->tok[1] | (uint64_t)hint->tok[2] << 32;
+            if (epoch != c->store.epoch || !epoch) break; /* the store has been emptied since */
+            const uint8_t *a = c->store.arena + hint->tok[0];
+            size_t ntok = a[1];
+            if (buf_grow(out, ntok)) return -1;
+            memcpy(out->ids + out->len, a + 4 + ((len + 3) & ~(size_t)3), ntok * sizeof *out->ids);
+            out->len += ntok;
+            if (w == 1) {
+                pc_ent tmp = e[1];
+                e[1] = e[0];
+                e[0] = tmp;
+            }
+            return 0;
+        }
     }
     size_t before = out->len;
-    int rc = encode_piece(t, c, p, len, out);
-    if (rc) return rc;
+    if ((rc = encode_piece(t, c, p, len, out))) return rc;
     size_t n = out->len - before;
-    if (n > PC_TOK && len > PC_MAXLEN) return 0; /* a long run of many tokens: not cached */
-    if (n > PC_TOK) store_put(c, &c->store, p, len, h ? h : store_hash(p, len), out->ids + before, n);
-    if (e[0].len == PC_IN_STORE && e[0].k0 == k0 && e[0].k1 == k1) return 0; /* hint in place */
-    e[1] = e[0];
-    e[0].k0 = k0;
-    e[0].k1 = k1;
-    e[0].len = (uint8_t)(n > PC_TOK ? PC_IN_STORE : len);
-    e[0].n = (uint8_t)(n > PC_TOK ? 0 : n);
-    memcpy(e[0].tok, out->ids + before, (n > PC_TOK ? 0 : n) * sizeof *e[0].tok);
-    return 0;
+    if (n <= PC_TOK) {
+        e[1] = e[0];
+        e[0].k0 = k0;
+        e[0].k1 = k1;
+        e[0].len = (uint8_t)len;
+        e[0].n = (uint8_t)n;
+        memcpy(e[0].tok, out->ids + before, n * sizeof *e[0].tok);
+        return 1;
+    }
+    if (len > PC_MAXLEN) return 1; /* a long run of many tokens: not cached */
+    int64_t off = store_put(c, &c->store, p, len, store_hash(p, len), out->ids + before, n);
+    if (!hint) {
+        e[1] = e[0];
+        hint = &e[0];
+    }
+    hint->k0 = k0;
+    hint->k1 = k1;
+    hint->len = PC_IN_STORE;
+    hint->n = (uint8_t)len;
+    uint64_t epoch = off < 0 ? 0 : c->store.epoch; /* epoch 0: no entry */
+    hint->tok[0] = off < 0 ? 0 : (uint32_t)off;
+    hint->tok[1] = (uint32_t)epoch;
+    hint->tok[2] = (uint32_t)(epoch >> 32);
+    return 1;
 }
 
 /* PC_MASK[len]: the bits of two little-endian words that hold a len-byte piece, so that a
@@ -1237,8 +1273,8 @@ static inline void prefetch_batch(const bpe_table *t, const pc_probe *r, const u
 }
 
 /* Stage 3 for pieces b0 .. b0 + m - 1 of the window (probes r): hits copied out of their sets
-   (the found entry becomes its set's first), misses encoded; *misses counts the pieces with a
-   set that were not in it. 0, or 1 when the ids (with *counted, those already counted away)
+   (the found entry becomes its set's first), misses encoded; *misses counts the pieces that
+   were in neither the cache nor the store. 0, or 1 when the ids (with *counted, those already counted away)
    pass limit at piece *stop, or an error (< 0). Inlined twice, for the common call
    (count_only 0, no limit) without the checks. */
 static inline __attribute__((always_inline)) int emit_batch(
@@ -1263,10 +1299,10 @@ static inline __attribute__((always_inline)) int emit_batch(
             e[0] = hit;
         } else {
             size_t i = b0 + q;
-            *misses += e != PC_NO_SET;
             out->len = olen;
             int rc = encode_piece_cached(t, cache, base + st[i], en[i] - st[i], out);
-            if (rc) return rc;
+            if (rc < 0) return rc;
+            *misses += (size_t)rc;
             if (buf_grow(out, PC_TOK * (k - i) + 1)) return -1;
             ids = out->ids;
             olen = out->len;
