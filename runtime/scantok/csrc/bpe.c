@@ -1053,13 +1053,16 @@ static int store_encode(const bpe_table *t, bpe_cache *c, const uint8_t *p, size
 }
 
 /* Encodes p[0:len] through the piece cache and the store: 0 if one of them had it, 1 if it
-   was encoded, or an error (< 0). */
+   was encoded, or an error (< 0). set, k0, k1: the piece's set and key if the caller has them
+   (set NULL: not). */
 static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const uint8_t *p,
-                                      size_t len, bpe_buf *out) {
+                                      size_t len, bpe_buf *out, pc_ent *set, uint64_t k0,
+                                      uint64_t k1) {
     if (!c || len == 0) return encode_piece(t, c, p, len, out);
     int rc;
-    uint64_t k0, k1;
-    if (len <= PC_MAXLEN) {
+    if (set) {
+        /* known */
+    } else if (len <= PC_MAXLEN) {
         pc_key_of(p, len, &k0, &k1);
     } else if (len <= PC_RUN_MAX && p[0] == p[len - 1] && memcmp(p, p + 1, len - 1) == 0) {
         /* a run of one byte (indentation, rules): the byte and the length are the piece;
@@ -1071,7 +1074,7 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
     } else {
         return (rc = encode_piece(t, c, p, len, out)) ? rc : 1;
     }
-    pc_ent *e = pc_set_of(c, k0, k1, len);
+    pc_ent *e = set ? set : pc_set_of(c, k0, k1, len);
     if (out->cap - out->len < PC_TOK && buf_grow(out, PC_TOK)) return -1;
     if (e[0].k0 == k0 && e[0].k1 == k1 && e[0].len == len) {
         memcpy(out->ids + out->len, e[0].tok, sizeof e[0].tok);
@@ -1300,7 +1303,8 @@ static inline __attribute__((always_inline)) int emit_batch(
         } else {
             size_t i = b0 + q;
             out->len = olen;
-            int rc = encode_piece_cached(t, cache, base + st[i], en[i] - st[i], out);
+            int rc = encode_piece_cached(t, cache, base + st[i], en[i] - st[i], out,
+                                         e == PC_NO_SET ? NULL : e, r[q].k0, r[q].k1);
             if (rc < 0) return rc;
             *misses += (size_t)rc;
             if (buf_grow(out, PC_TOK * (k - i) + 1)) return -1;
