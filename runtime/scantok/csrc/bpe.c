@@ -1039,10 +1039,10 @@ static int64_t store_put(const bpe_cache *c, piece_store *ps, const uint8_t *p, 
 }
 
 /* Encodes p[0:len] (len <= PS_MAXLEN) through the long-piece store: 0 if the store had it,
-   1 if it was encoded, or an error (< 0). */
+   1 if it was encoded, or an error (< 0). h: store_hash(p, len), or 0 (not known yet). */
 static int store_encode(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
-                        bpe_buf *out) {
-    uint64_t h = store_hash(p, len);
+                        bpe_buf *out, uint64_t h) {
+    if (!h) h = store_hash(p, len);
     int r = store_get(&c->store, p, len, h, out);
     if (r) return r < 0 ? -1 : 0;
     size_t before = out->len;
@@ -1054,10 +1054,10 @@ static int store_encode(const bpe_table *t, bpe_cache *c, const uint8_t *p, size
 
 /* Encodes p[0:len] through the piece cache and the store: 0 if one of them had it, 1 if it
    was encoded, or an error (< 0). set, k0, k1: the piece's set and key if the caller has them
-   (set NULL: not). */
+   (set NULL: not); store_h: a long piece's store_hash if the caller has it, else 0. */
 static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const uint8_t *p,
                                       size_t len, bpe_buf *out, pc_ent *set, uint64_t k0,
-                                      uint64_t k1) {
+                                      uint64_t k1, uint64_t store_h) {
     if (!c || len == 0) return encode_piece(t, c, p, len, out);
     int rc;
     if (set) {
@@ -1070,7 +1070,7 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
         k0 = p[0];
         k1 = 0;
     } else if (len <= PS_MAXLEN) {
-        return store_encode(t, c, p, len, out);
+        return store_encode(t, c, p, len, out, store_h);
     } else {
         return (rc = encode_piece(t, c, p, len, out)) ? rc : 1;
     }
@@ -1179,7 +1179,7 @@ static inline void prefetch(const void *addr) {
 static pc_ent PC_NO_SET[2] __attribute__((aligned(64)));
 typedef struct pc_probe {
     pc_ent *set; /* PC_NO_SET: not a short piece with 16 readable bytes */
-    uint64_t k0, k1;
+    uint64_t k0, k1; /* a long piece (set PC_NO_SET, len > PC_MAXLEN): k0 its store_hash */
     uint64_t len;
 } pc_probe;
 _Static_assert(offsetof(pc_probe, k1) == offsetof(pc_probe, k0) + 8 &&
@@ -1192,15 +1192,30 @@ typedef struct pc_val {
 } pc_val;
 _Static_assert(sizeof(pc_val) == sizeof(pc_ent) - offsetof(pc_ent, tok), "pc_val is pc_ent's tail");
 
-/* Stage 1 for piece q; check_end: whether its 16 bytes may pass the end of the text. */
+/* Stage 1 for a long piece (PC_MAXLEN < len): its store_hash (0 if the store does not take
+   it), and the store's slot for it asked for: a long piece costs two lines of the store (the
+   slot, then the entry), which stage 3 would otherwise wait for one after the other. */
+static __attribute__((noinline)) uint64_t probe_long(const piece_store *ps, const uint8_t *p,
+                                                     size_t len) {
+    /* runs of one byte are in the piece cache (PC_RUN_MAX), not the store: no hash for what
+       looks like one (a piece that is not one gets its hash in stage 3) */
+    if (len > PS_MAXLEN || (p[0] == p[1] && p[0] == p[len - 1])) return 0;
+    uint64_t h = store_hash(p, len);
+    if (ps->slots) prefetch(&ps->slots[(uint32_t)h & ps->mask]);
+    return h;
+}
+
+/* Stage 1 for piece q; check_end: whether its 16 bytes may pass the end of the text; a long
+   piece's q is added to longs[0:*nlong]. */
 static inline __attribute__((always_inline)) void probe_one(
-    pc_ent *pieces, unsigned shift, const uint8_t *base, const uint32_t *st, const uint32_t *en,
+    pc_ent *pieces, unsigned shift, uint8_t *longs, size_t *nlong, const uint8_t *base, const uint32_t *st, const uint32_t *en,
     size_t q, const uint8_t *end, int check_end, pc_probe *restrict r) {
     const uint8_t *p = base + st[q];
     size_t len = en[q] - st[q];
     r[q].len = len;
     if (len > PC_MAXLEN || (check_end && p + 16 > end)) {
         r[q].set = PC_NO_SET;
+        if (len > PC_MAXLEN) longs[(*nlong)++] = (uint8_t)q;
         return;
     }
     uint64_t k0 = ld64(p) & PC_MASK[len][0], k1 = ld64(p + 8) & PC_MASK[len][1];
@@ -1214,16 +1229,23 @@ static inline __attribute__((always_inline)) void probe_one(
 /* Stage 1 for the m pieces st[0:m], en[0:m]. */
 static __attribute__((noinline)) void probe_batch(const bpe_cache *c, const uint8_t *base, const uint32_t *st,
                                const uint32_t *en, size_t m, const uint8_t *end,
-                               pc_probe *restrict r) {
+                               pc_probe *restrict r, uint8_t *restrict longs, size_t *nlong_out) {
     /* the cache's fields in locals: the stores to r could alias them */
     pc_ent *pieces = c->pieces;
     unsigned shift = 65 - c->pc_bits; /* the set's index (the top pc_bits - 1 bits) */
+    size_t nlong = 0;
     /* 16 bytes are read at each piece start: only a batch near the end of the text needs the
        check (pieces are in order, so the last start says for all) */
     if (m && base + st[m - 1] + 16 > end)
-        for (size_t q = 0; q < m; q++) probe_one(pieces, shift, base, st, en, q, end, 1, r);
+        for (size_t q = 0; q < m; q++) probe_one(pieces, shift, longs, &nlong, base, st, en, q, end, 1, r);
     else
-        for (size_t q = 0; q < m; q++) probe_one(pieces, shift, base, st, en, q, end, 0, r);
+        for (size_t q = 0; q < m; q++) probe_one(pieces, shift, longs, &nlong, base, st, en, q, end, 0, r);
+    /* long pieces in a loop of their own: a call in the loop above cost its registers */
+    for (size_t j = 0; j < nlong; j++) {
+        size_t q = longs[j];
+        r[q].k0 = probe_long(&c->store, base + st[q], r[q].len);
+    }
+    *nlong_out = nlong;
 }
 
 static inline int pc_same(const pc_ent *e, uint64_t k0, uint64_t k1, size_t len) {
@@ -1275,6 +1297,18 @@ static inline void prefetch_batch(const bpe_table *t, const pc_probe *r, const u
     }
 }
 
+/* For the long pieces of a batch (longs[0:nlong]), whose store slots stage 1 asked for a batch
+   ago: the store entry a slot points to, asked for before stage 3 reads it. */
+static inline void prefetch_long_entries(const piece_store *ps, const pc_probe *r,
+                                         const uint8_t *longs, size_t nlong) {
+    if (!ps->slots) return;
+    for (size_t j = 0; j < nlong; j++) {
+        uint64_t h = r[longs[j]].k0;
+        ps_slot sl = ps->slots[(uint32_t)h & ps->mask];
+        if (h && sl.tag == ((uint32_t)(h >> 32) | 1u)) prefetch(ps->arena + sl.off);
+    }
+}
+
 /* Stage 3 for pieces b0 .. b0 + m - 1 of the window (probes r): hits copied out of their sets
    (the found entry becomes its set's first), misses encoded; *misses counts the pieces that
    were in neither the cache nor the store. 0, or 1 when the ids (with *counted, those already counted away)
@@ -1303,8 +1337,10 @@ static inline __attribute__((always_inline)) int emit_batch(
         } else {
             size_t i = b0 + q;
             out->len = olen;
-            int rc = encode_piece_cached(t, cache, base + st[i], en[i] - st[i], out,
-                                         e == PC_NO_SET ? NULL : e, r[q].k0, r[q].k1);
+            size_t len = r[q].len;
+            int rc = encode_piece_cached(t, cache, base + st[i], len, out,
+                                         e == PC_NO_SET ? NULL : e, r[q].k0, r[q].k1,
+                                         len > PC_MAXLEN ? r[q].k0 : 0);
             if (rc < 0) return rc;
             *misses += (size_t)rc;
             if (buf_grow(out, PC_TOK * (k - i) + 1)) return -1;
@@ -1375,15 +1411,19 @@ static int encode_scan(const bpe_table *t, const void *dfa, const uint8_t *data,
         const uint8_t *end = data + n;
         while (k && en[k - 1] > cons) k--; /* defensive: only final pieces */
         pc_probe pr[2][PC_BATCH];
-        if (cache) probe_batch(cache, base, st, en, k < PC_BATCH ? k : PC_BATCH, end, pr[0]);
+        uint8_t longs[2][PC_BATCH];
+        size_t nlong[2] = {0, 0};
+        if (cache) probe_batch(cache, base, st, en, k < PC_BATCH ? k : PC_BATCH, end, pr[0], longs[0], &nlong[0]);
         for (size_t b0 = 0, side = 0; b0 < k; b0 += PC_BATCH, side ^= 1) {
             size_t m = k - b0 < PC_BATCH ? k - b0 : PC_BATCH, next = b0 + m;
             int r;
             if (cache) {
                 if (next < k)
                     probe_batch(cache, base, st + next, en + next,
-                                k - next < PC_BATCH ? k - next : PC_BATCH, end, pr[side ^ 1]);
+                                k - next < PC_BATCH ? k - next : PC_BATCH, end, pr[side ^ 1],
+                                longs[side ^ 1], &nlong[side ^ 1]);
                 if (misses) prefetch_batch(t, pr[side], base, st + b0, m);
+                if (nlong[side]) prefetch_long_entries(&cache->store, pr[side], longs[side], nlong[side]);
                 misses = 0;
                 r = plain ? emit_batch(t, cache, base, st, en, b0, m, k, pr[side], out, 0, SIZE_MAX, &counted, &stop, &misses)
                           : emit_batch(t, cache, base, st, en, b0, m, k, pr[side], out, count_only, limit, &counted, &stop, &misses);
