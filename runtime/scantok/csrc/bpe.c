@@ -1208,7 +1208,8 @@ static __attribute__((noinline)) uint64_t probe_long(const piece_store *ps, cons
 /* Stage 1 for piece q; check_end: whether its 16 bytes may pass the end of the text; a long
    piece's q is added to longs[0:*nlong]. */
 static inline __attribute__((always_inline)) void probe_one(
-    pc_ent *pieces, unsigned shift, uint8_t *longs, size_t *nlong, const uint8_t *base, const uint32_t *st, const uint32_t *en,
+    pc_ent *pieces, unsigned shift, uint8_t *longs, size_t *nlong, const uint8_t *base,
+    const uint32_t *st, const uint32_t *en,
     size_t q, const uint8_t *end, int check_end, pc_probe *restrict r) {
     const uint8_t *p = base + st[q];
     size_t len = en[q] - st[q];
@@ -1311,9 +1312,9 @@ static inline void prefetch_long_entries(const piece_store *ps, const pc_probe *
 
 /* Stage 3 for pieces b0 .. b0 + m - 1 of the window (probes r): hits copied out of their sets
    (the found entry becomes its set's first), misses encoded; *misses counts the pieces that
-   were in neither the cache nor the store. 0, or 1 when the ids (with *counted, those already counted away)
-   pass limit at piece *stop, or an error (< 0). Inlined twice, for the common call
-   (count_only 0, no limit) without the checks. */
+   were in neither the cache nor the store. 0, or 1 when the ids (with *counted, those already
+   counted away) pass limit at piece *stop, or an error (< 0). Inlined twice, for the common
+   call (count_only 0, no limit) without the checks. */
 static inline __attribute__((always_inline)) int emit_batch(
     const bpe_table *t, bpe_cache *cache, const uint8_t *base, const uint32_t *st,
     const uint32_t *en, size_t b0, size_t m, size_t k, const pc_probe *r, bpe_buf *out,
