@@ -52,7 +52,9 @@ struct hfb_model {
     uint32_t *hot_new;       /* new id of each rank below HOT_RANKS */
     uint64_t *cold_bits;     /* 2^COLD_BITS bits */
     size_t hot_mask;
+    unsigned hot_shift; /* 64 - log2(slots): the small table's index is the hash's top bits */
     size_t mask;
+    unsigned shift; /* 64 - log2(mask + 1) */
     uint32_t n_ids;
     int32_t byte_ids[256];
     const uint32_t *tok_len;
@@ -102,15 +104,22 @@ struct hfb_cache {
 
 static uint64_t model_generation = 1;
 
-static inline size_t pair_slot(uint64_t key, size_t mask) {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+/* The tables' indexes are the top bits of the product (the lower ones do not depend on every
+   bit of the key); the bitmap's, of a second product. */
+static inline size_t pair_slot(uint64_t key, unsigned shift) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+static inline uint64_t cold_bit(uint64_t h) {
+    return ((h ^ (h >> 32)) * 0xBF58476D1CE4E5B9ull) >> (64 - COLD_BITS);
 }
 
 hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
     hfb_model *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     size_t cap = 16;
-    while (cap < 2 * n_merges + 16) cap <<= 1;
+    unsigned shift = 60;
+    while (cap < 2 * n_merges + 16) cap <<= 1, shift--;
     m->pairs = malloc(cap * sizeof *m->pairs);
     if (!m->pairs) {
         hfb_free(m);
@@ -118,6 +127,7 @@ hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
     }
     for (size_t i = 0; i < cap; i++) m->pairs[i] = (pair_slot_t){EMPTY_KEY, NO_RANK, 0};
     m->mask = cap - 1;
+    m->shift = shift;
     m->n_ids = n_ids;
     for (int b = 0; b < 256; b++) m->byte_ids[b] = -1;
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
@@ -144,7 +154,7 @@ int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uin
     if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
     for (size_t i = 0; i < n; i++) {
         uint64_t key = ((uint64_t)a[i] << 32) | b[i];
-        size_t s = pair_slot(key, m->mask);
+        size_t s = pair_slot(key, m->shift);
         while (m->pairs[s].key != EMPTY_KEY && m->pairs[s].key != key) s = (s + 1) & m->mask;
         m->pairs[s] = (pair_slot_t){key, (uint32_t)i, new_id[i]};
     }
@@ -169,7 +179,7 @@ static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uin
     uint64_t key = ((uint64_t)a << 32) | b, h = key * 0x9E3779B97F4A7C15ull;
     if (m->hot && a < m->n_ids && b < m->n_ids) {
         uint64_t want = (uint64_t)a << 20 | b;
-        for (size_t s = (size_t)(h >> 20) & m->hot_mask;; s = (s + 1) & m->hot_mask) {
+        for (size_t s = (size_t)(h >> m->hot_shift);; s = (s + 1) & m->hot_mask) {
             uint64_t v = m->hot[s];
             if (v >> 24 == want) {
                 uint32_t r = (uint32_t)(v & 0xFFFFFF);
@@ -178,10 +188,10 @@ static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uin
             }
             if (v == HOT_EMPTY) break;
         }
-        uint64_t bit = h >> (64 - COLD_BITS);
+        uint64_t bit = cold_bit(h);
         if (!((m->cold_bits[bit >> 6] >> (bit & 63)) & 1)) return NO_RANK;
     }
-    for (size_t s = (size_t)(h >> 20) & m->mask;; s = (s + 1) & m->mask) {
+    for (size_t s = (size_t)(h >> m->shift);; s = (s + 1) & m->mask) {
         const pair_slot_t *ps = &m->pairs[s];
         uint64_t k = ps->key;
         if (k == key) {
@@ -199,7 +209,8 @@ static void hot_fill(hfb_model *m) {
     m->hot = NULL, m->hot_new = NULL, m->cold_bits = NULL;
     if (m->n_ids >= HOT_ID_LIMIT - 1) return;
     size_t cap = 16;
-    while (cap < 2 * HOT_RANKS) cap <<= 1;
+    unsigned shift = 60;
+    while (cap < 2 * HOT_RANKS) cap <<= 1, shift--;
     uint64_t *hot = malloc(cap * sizeof *hot), *bits = calloc((1u << COLD_BITS) / 64, sizeof *bits);
     uint32_t *hot_new = malloc(HOT_RANKS * sizeof *hot_new);
     if (!hot || !bits || !hot_new) {
@@ -212,16 +223,16 @@ static void hot_fill(hfb_model *m) {
         if (ps->key == EMPTY_KEY) continue;
         uint64_t h = ps->key * 0x9E3779B97F4A7C15ull;
         if (ps->rank < HOT_RANKS) {
-            size_t s = (size_t)(h >> 20) & (cap - 1);
+            size_t s = (size_t)(h >> shift);
             while (hot[s] != HOT_EMPTY) s = (s + 1) & (cap - 1);
             hot[s] = (ps->key >> 32) << 44 | (ps->key & 0xFFFFFFFFu) << 24 | ps->rank;
             hot_new[ps->rank] = ps->new_id;
         } else {
-            uint64_t bit = h >> (64 - COLD_BITS);
+            uint64_t bit = cold_bit(h);
             bits[bit >> 6] |= 1ull << (bit & 63);
         }
     }
-    m->hot = hot, m->hot_new = hot_new, m->cold_bits = bits, m->hot_mask = cap - 1;
+    m->hot = hot, m->hot_new = hot_new, m->cold_bits = bits, m->hot_mask = cap - 1, m->hot_shift = shift;
 }
 
 /* byte_pairs from the pair table and byte_ids (a missing byte: no merge; such a piece never
@@ -270,11 +281,11 @@ __attribute__((target("avx2"))) static size_t argmin_avx2(const uint32_t *r, siz
 static inline void pair_prefetch(const hfb_model *m, uint32_t a, uint32_t b) {
     uint64_t h = (((uint64_t)a << 32) | b) * 0x9E3779B97F4A7C15ull;
     if (m->hot) {
-        __builtin_prefetch(&m->hot[(size_t)(h >> 20) & m->hot_mask]);
-        uint64_t bit = h >> (64 - COLD_BITS);
+        __builtin_prefetch(&m->hot[(size_t)(h >> m->hot_shift)]);
+        uint64_t bit = cold_bit(h);
         if (!((m->cold_bits[bit >> 6] >> (bit & 63)) & 1)) return;
     }
-    __builtin_prefetch(&m->pairs[(size_t)(h >> 20) & m->mask]);
+    __builtin_prefetch(&m->pairs[(size_t)(h >> m->shift)]);
 }
 
 /* Few symbols: find the lowest rank (leftmost on ties) by a scan, merge, repeat.  The symbols
