@@ -724,28 +724,37 @@ static inline void probe_piece(hfb_cache *c, const uint8_t *p, size_t len, const
     load_key(p, len, end, r->w);
     r->slot = &c->slots[(key_hash(r->w, len) >> (64 - CACHE_BITS)) & ~(size_t)1];
     __builtin_prefetch(r->slot);
-    __builtin_prefetch(r->slot + 1);
 }
 
 /* The ids of one piece (raw bytes p[0:len]) into out[] (room for len, and for CACHE_IDS when
    room_ids): pr its probe (probe_piece).  Returns the count or HFB_SLOW. */
-static inline int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
-                                   const piece_probe *pr, uint32_t *out, int room_ids) {
-    if (m->whole) {
-        int32_t id = vt_get(m->whole, (const char *)p, len);
+/* The model's fields encode_piece reads, copied to a local of the caller: the compiler keeps
+   them in registers there (the extension is built without strict aliasing, so a field of *m
+   would be read again after every store of an id). */
+typedef struct {
+    const vt_table *whole;
+    const int32_t *byte_ids;
+    const byte_pair_t *byte_pairs;
+} piece_ctx;
+
+static inline int64_t encode_piece(const hfb_model *m, const piece_ctx *x, hfb_cache *c,
+                                   const uint8_t *p, size_t len, const piece_probe *pr,
+                                   uint32_t *out, int room_ids) {
+    if (x->whole) {
+        int32_t id = vt_get(x->whole, (const char *)p, len);
         if (id >= 0) {
             out[0] = (uint32_t)id;
             return 1;
         }
     }
     if (len <= 2) { /* one byte, or one pair: no cache needed */
-        int32_t a = m->byte_ids[p[0]], b = len == 2 ? m->byte_ids[p[1]] : 0;
+        int32_t a = x->byte_ids[p[0]], b = len == 2 ? x->byte_ids[p[1]] : 0;
         if (a < 0 || b < 0) return HFB_SLOW;
         out[0] = (uint32_t)a;
         if (len == 1) return 1;
         uint32_t nid, r;
-        if (m->byte_pairs) {
-            const byte_pair_t *e = &m->byte_pairs[(uint32_t)p[0] << 8 | p[1]];
+        if (x->byte_pairs) {
+            const byte_pair_t *e = &x->byte_pairs[(uint32_t)p[0] << 8 | p[1]];
             r = e->rank, nid = e->new_id;
         } else
             r = pair_rank(m, (uint32_t)a, (uint32_t)b, &nid);
@@ -1139,13 +1148,20 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
     cache_sync(m, c);
     uint32_t *pieces;
     int64_t k = pretokenize_into(ss, data, n, s, &pieces);
+    /* offsets: the code point index of each byte (none needed for ASCII: the byte's own) */
+    int ascii = 1;
     if (starts) {
-        uint32_t cnt = 0;
-        for (size_t b = 0; b < n; b++) {
-            s->cidx[b] = cnt;
-            cnt += (data[b] & 0xC0) != 0x80;
+        uint8_t any = 0;
+        for (size_t b = 0; b < n; b++) any |= data[b];
+        ascii = any < 0x80;
+        if (!ascii) {
+            uint32_t cnt = 0;
+            for (size_t b = 0; b < n; b++) {
+                s->cidx[b] = cnt;
+                cnt += (data[b] & 0xC0) != 0x80;
+            }
+            s->cidx[n] = cnt;
         }
-        s->cidx[n] = cnt;
     }
     /* pieces in batches of PROBE_BATCH: the next batch's probes (and the cache lines they ask
        for) are made before this batch is encoded */
@@ -1153,6 +1169,8 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
     piece_probe probes[2][PROBE_BATCH];
     const uint8_t *end = data + n;
     size_t out = 0;
+    const piece_ctx x = {m->whole, m->byte_ids, m->byte_pairs};
+    const uint32_t *tok_len = m->tok_len;
     for (int64_t i = 0; i < k && i < PROBE_BATCH; i++)
         probe_piece(c, data + pieces[2 * i], pieces[2 * i + 1] - pieces[2 * i], end, &probes[0][i]);
     for (int64_t i = 0; i < k; i++) {
@@ -1165,15 +1183,17 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
                             &nx[j - i - PROBE_BATCH]);
         }
         uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
-        int64_t r = encode_piece(m, c, data + ps, pe - ps, &cur[q], ids + out, out + CACHE_IDS <= n);
+        int64_t r = encode_piece(m, &x, c, data + ps, pe - ps, &cur[q], ids + out, out + CACHE_IDS <= n);
         if (r < 0) return r;
         if (starts) {
+            /* a token ends where its bytes do (the last one where the piece does: the symbols
+               merged are the piece's bytes, as tokenizers' Word counts them) */
             uint32_t pos = ps;
             for (int64_t j = 0; j < r; j++) {
-                uint32_t e = pos + m->tok_len[ids[out + j]];
+                uint32_t e = j + 1 < r ? pos + tok_len[ids[out + j]] : pe;
                 if (e > pe) e = pe; /* defensive: lengths come from the vocabulary */
-                starts[out + j] = s->cidx[pos + 1] - 1;
-                ends[out + j] = s->cidx[e];
+                starts[out + j] = ascii ? pos : s->cidx[pos + 1] - 1;
+                ends[out + j] = ascii ? e : s->cidx[e];
                 pos = e;
             }
         }
