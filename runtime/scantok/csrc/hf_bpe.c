@@ -724,6 +724,7 @@ static inline void probe_piece(hfb_cache *c, const uint8_t *p, size_t len, const
     load_key(p, len, end, r->w);
     r->slot = &c->slots[(key_hash(r->w, len) >> (64 - CACHE_BITS)) & ~(size_t)1];
     __builtin_prefetch(r->slot);
+    __builtin_prefetch(r->slot + 1);
 }
 
 /* The ids of one piece (raw bytes p[0:len]) into out[] (room for len, and for CACHE_IDS when
