@@ -61,14 +61,16 @@ static int fill_ids(PyObject *list, Py_ssize_t at, const uint32_t *ids, Py_ssize
     /* the prefetches run PF_FAR ahead of the stores: the loop stops short of the last PF_FAR
        ids (finished below without prefetches), so it tests no bound per id */
     Py_ssize_t i = 0;
+    PyObject **tab = ints; /* a local: the calls below could change the global, as far as the
+                              compiler knows (the table itself never moves) */
     for (; i + PF_FAR < n; i++) {
         uint32_t far = ids[i + PF_FAR], near = ids[i + PF_NEAR], id = ids[i];
-        if (far < IDS_CACHED) PREFETCH(&ints[far]);
+        if (far < IDS_CACHED) PREFETCH(&tab[far]);
         if (near < IDS_CACHED) {
-            PyObject *ahead = ints[near];
+            PyObject *ahead = tab[near];
             if (ahead) PREFETCH_W(ahead);
         }
-        PyObject *o = id < IDS_CACHED ? ints[id] : NULL;
+        PyObject *o = id < IDS_CACHED ? tab[id] : NULL;
         if (o) Py_INCREF(o);
         else if (!(o = cached_pos(id))) return -1;
         PyList_SetItem(list, at + i, o); /* steals o; cannot fail for a slot of the list */
