@@ -721,8 +721,19 @@ static inline void probe_piece(hfb_cache *c, const uint8_t *p, size_t len, const
                                piece_probe *r) {
     r->slot = NULL;
     if (!c || len <= 2 || len > CACHE_KEY) return;
-    load_key(p, len, end, r->w);
-    r->slot = &c->slots[(key_hash(r->w, len) >> (64 - CACHE_BITS)) & ~(size_t)1];
+    uint64_t h;
+    if (len <= 8 && (size_t)(end - p) >= 8) { /* one word: key_hash of (w0, 0, 0), shorter */
+        uint64_t w0;
+        memcpy(&w0, p, 8);
+        r->w[0] = w0 &= key_mask.w[len][0];
+        r->w[1] = r->w[2] = 0;
+        h = (w0 ^ ((uint64_t)len << 58)) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    } else {
+        load_key(p, len, end, r->w);
+        h = key_hash(r->w, len);
+    }
+    r->slot = &c->slots[(h >> (64 - CACHE_BITS)) & ~(size_t)1];
     __builtin_prefetch(r->slot);
     __builtin_prefetch(r->slot + 1);
 }
