@@ -1185,31 +1185,29 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
     const uint32_t *tok_len = m->tok_len;
     for (int64_t i = 0; i < k && i < PROBE_BATCH; i++)
         probe_piece(c, data + pieces[2 * i], pieces[2 * i + 1] - pieces[2 * i], end, &probes[0][i]);
-    for (int64_t i = 0; i < k; i++) {
-        size_t q = (size_t)i % PROBE_BATCH;
-        piece_probe *cur = probes[((size_t)i / PROBE_BATCH) & 1];
-        if (q == 0) {
-            piece_probe *nx = probes[((size_t)i / PROBE_BATCH + 1) & 1];
-            for (int64_t j = i + PROBE_BATCH; j < k && j < i + 2 * PROBE_BATCH; j++)
-                probe_piece(c, data + pieces[2 * j], pieces[2 * j + 1] - pieces[2 * j], end,
-                            &nx[j - i - PROBE_BATCH]);
-        }
-        uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
-        int64_t r = encode_piece(m, &x, c, data + ps, pe - ps, &cur[q], ids + out, out + CACHE_IDS <= n);
-        if (r < 0) return r;
-        if (starts) {
-            /* a token ends where its bytes do (the last one where the piece does: the symbols
-               merged are the piece's bytes, as tokenizers' Word counts them) */
-            uint32_t pos = ps;
-            for (int64_t j = 0; j < r; j++) {
-                uint32_t e = j + 1 < r ? pos + tok_len[ids[out + j]] : pe;
-                if (e > pe) e = pe; /* defensive: lengths come from the vocabulary */
-                starts[out + j] = ascii ? pos : s->cidx[pos + 1] - 1;
-                ends[out + j] = ascii ? e : s->cidx[e];
-                pos = e;
+    for (int64_t b0 = 0, nb = 0; b0 < k; b0 += PROBE_BATCH, nb++) {
+        piece_probe *cur = probes[nb & 1], *nx = probes[(nb + 1) & 1];
+        int64_t b1 = b0 + PROBE_BATCH, e0 = b1 < k ? b1 : k, e1 = b1 + PROBE_BATCH < k ? b1 + PROBE_BATCH : k;
+        for (int64_t j = b1; j < e1; j++)
+            probe_piece(c, data + pieces[2 * j], pieces[2 * j + 1] - pieces[2 * j], end, &nx[j - b1]);
+        for (int64_t i = b0; i < e0; i++) {
+            uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
+            int64_t r = encode_piece(m, &x, c, data + ps, pe - ps, &cur[i - b0], ids + out, out + CACHE_IDS <= n);
+            if (r < 0) return r;
+            if (starts) {
+                /* a token ends where its bytes do (the last one where the piece does: the symbols
+                   merged are the piece's bytes, as tokenizers' Word counts them) */
+                uint32_t pos = ps;
+                for (int64_t j = 0; j < r; j++) {
+                    uint32_t e = j + 1 < r ? pos + tok_len[ids[out + j]] : pe;
+                    if (e > pe) e = pe; /* defensive: lengths come from the vocabulary */
+                    starts[out + j] = ascii ? pos : s->cidx[pos + 1] - 1;
+                    ends[out + j] = ascii ? e : s->cidx[e];
+                    pos = e;
+                }
             }
+            out += (size_t)r;
         }
-        out += (size_t)r;
     }
     return (int64_t)out;
 }
