@@ -339,6 +339,24 @@ def test_linear_merge_sizes(gpt2_style, llama3_style):
                     e.ids for e in hf.encode_batch([word, word * 2])]
 
 
+def test_ids_past_the_small_pair_table(gpt2_style, corpora):
+    """Ids of 2^20 and more (the small table of frequent merges packs ids in 20 bits: such a
+    model merges through the large table alone), and ids just below that limit: the same
+    encodings as tokenizers."""
+    for shift in (1 << 20, (1 << 20) - 1 - 40_000):
+        obj = json.loads(gpt2_style.to_str())
+        obj["model"]["vocab"] = {t: i + shift for t, i in obj["model"]["vocab"].items()}
+        for a in obj["added_tokens"]:
+            a["id"] += shift
+        hf = HFTokenizer.from_str(json.dumps(obj))
+        ours = scantok.Tokenizer.from_str(json.dumps(obj))
+        assert ours._stages is not None  # the C path
+        texts = [t[:3000] for t in (corpora["en"][:3000], corpora["multi"][200_000:203_000])]
+        for t in texts + SPICE:
+            assert_same(ours, hf, t)
+        assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+
+
 def _letters(i: int, width: int) -> str:
     return "".join(chr(ord("a") + (i // 26 ** k) % 26) for k in range(width))
 

@@ -58,15 +58,27 @@ static int fill_ids(PyObject *list, Py_ssize_t at, const uint32_t *ids, Py_ssize
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (i + PF_FAR < n && ids[i + PF_FAR] < IDS_CACHED) PREFETCH(&ints[ids[i + PF_FAR]]);
-        if (i + PF_NEAR < n && ids[i + PF_NEAR] < IDS_CACHED) {
-            PyObject *ahead = ints[ids[i + PF_NEAR]];
+    /* the prefetches run PF_FAR ahead of the stores: the loop stops short of the last PF_FAR
+       ids (finished below without prefetches), so it tests no bound per id */
+    Py_ssize_t i = 0;
+    PyObject **tab = ints; /* a local: the calls below could change the global, as far as the
+                              compiler knows (the table itself never moves) */
+    for (; i + PF_FAR < n; i++) {
+        uint32_t far = ids[i + PF_FAR], near = ids[i + PF_NEAR], id = ids[i];
+        if (far < IDS_CACHED) PREFETCH(&tab[far]);
+        if (near < IDS_CACHED) {
+            PyObject *ahead = tab[near];
             if (ahead) PREFETCH_W(ahead);
         }
+        PyObject *o = id < IDS_CACHED ? tab[id] : NULL;
+        if (o) Py_INCREF(o);
+        else if (!(o = cached_pos(id))) return -1;
+        PyList_SetItem(list, at + i, o); /* steals o; cannot fail for a slot of the list */
+    }
+    for (; i < n; i++) {
         PyObject *o = cached_int(ids[i]);
         if (!o) return -1;
-        PyList_SetItem(list, at + i, o); /* steals o; cannot fail for a slot of the list */
+        PyList_SetItem(list, at + i, o);
     }
     return 0;
 }

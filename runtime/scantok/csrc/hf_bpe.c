@@ -26,9 +26,35 @@ typedef struct {
     uint32_t new_id;
 } pair_slot_t;
 
+/* The merge of two byte-level symbols, by the two raw bytes: the first lookups of a piece's
+   merge read this 512 KiB table (its common entries stay in the CPU caches) instead of
+   hashing into the pair table. */
+typedef struct {
+    uint32_t rank; /* NO_RANK: no merge */
+    uint32_t new_id;
+} byte_pair_t;
+
+/* The pair table (4 MiB for 128K merges) is larger than the CPU's caches, and a first-sight
+   merge waits for each lookup.  Most lookups are of frequent merges (the lowest ranks) or of
+   pairs that do not merge; so the HOT_RANKS lowest-ranked merges are also in a small table of
+   8-byte slots (a << 44 | b << 24 | rank, for ids below 2^20), and a bitmap of hashes (one
+   bit per 2^20 values) marks the other merges: a lookup reads the large table only when the
+   small one lacks the pair and its bit is set. */
+#define HOT_RANKS 16384u
+#define HOT_ID_LIMIT (1u << 20)
+#define COLD_BITS 20
+#define HOT_EMPTY UINT64_MAX
+
 struct hfb_model {
     pair_slot_t *pairs;
+    byte_pair_t *byte_pairs; /* 65536 entries (first byte << 8 | second), once bytes are set */
+    uint64_t *hot;           /* NULL: no small table (ids too large, or out of memory) */
+    uint32_t *hot_new;       /* new id of each rank below HOT_RANKS */
+    uint64_t *cold_bits;     /* 2^COLD_BITS bits */
+    size_t hot_mask;
+    unsigned hot_shift; /* 64 - log2(slots): the small table's index is the hash's top bits */
     size_t mask;
+    unsigned shift; /* 64 - log2(mask + 1) */
     uint32_t n_ids;
     int32_t byte_ids[256];
     const uint32_t *tok_len;
@@ -78,15 +104,22 @@ struct hfb_cache {
 
 static uint64_t model_generation = 1;
 
-static inline size_t pair_slot(uint64_t key, size_t mask) {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+/* The tables' indexes are the top bits of the product (the lower ones do not depend on every
+   bit of the key); the bitmap's, of a second product. */
+static inline size_t pair_slot(uint64_t key, unsigned shift) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+static inline uint64_t cold_bit(uint64_t h) {
+    return ((h ^ (h >> 32)) * 0xBF58476D1CE4E5B9ull) >> (64 - COLD_BITS);
 }
 
 hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
     hfb_model *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     size_t cap = 16;
-    while (cap < 2 * n_merges + 16) cap <<= 1;
+    unsigned shift = 60;
+    while (cap < 2 * n_merges + 16) cap <<= 1, shift--;
     m->pairs = malloc(cap * sizeof *m->pairs);
     if (!m->pairs) {
         hfb_free(m);
@@ -94,6 +127,7 @@ hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
     }
     for (size_t i = 0; i < cap; i++) m->pairs[i] = (pair_slot_t){EMPTY_KEY, NO_RANK, 0};
     m->mask = cap - 1;
+    m->shift = shift;
     m->n_ids = n_ids;
     for (int b = 0; b < 256; b++) m->byte_ids[b] = -1;
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
@@ -103,8 +137,15 @@ hfb_model *hfb_new(uint32_t n_ids, size_t n_merges) {
 void hfb_free(hfb_model *m) {
     if (!m) return;
     free(m->pairs);
+    free(m->byte_pairs);
+    free(m->hot);
+    free(m->hot_new);
+    free(m->cold_bits);
     free(m);
 }
+
+static void byte_pairs_fill(hfb_model *m);
+static void hot_fill(hfb_model *m);
 
 int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
                    size_t n) {
@@ -113,10 +154,12 @@ int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uin
     if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
     for (size_t i = 0; i < n; i++) {
         uint64_t key = ((uint64_t)a[i] << 32) | b[i];
-        size_t s = pair_slot(key, m->mask);
+        size_t s = pair_slot(key, m->shift);
         while (m->pairs[s].key != EMPTY_KEY && m->pairs[s].key != key) s = (s + 1) & m->mask;
         m->pairs[s] = (pair_slot_t){key, (uint32_t)i, new_id[i]};
     }
+    hot_fill(m);
+    byte_pairs_fill(m);
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -124,6 +167,8 @@ int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uin
 int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len,
                   const void *whole) {
     memcpy(m->byte_ids, byte_ids, sizeof m->byte_ids);
+    if (!m->byte_pairs) m->byte_pairs = malloc(65536 * sizeof *m->byte_pairs); /* NULL: unused */
+    byte_pairs_fill(m);
     m->tok_len = tok_len;
     m->whole = (const vt_table *)whole;
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
@@ -131,9 +176,22 @@ int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len
 }
 
 static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uint32_t *new_id) {
-    uint64_t key = ((uint64_t)a << 32) | b;
-    size_t s = pair_slot(key, m->mask);
-    for (;;) {
+    uint64_t key = ((uint64_t)a << 32) | b, h = key * 0x9E3779B97F4A7C15ull;
+    if (m->hot && a < m->n_ids && b < m->n_ids) {
+        uint64_t want = (uint64_t)a << 20 | b;
+        for (size_t s = (size_t)(h >> m->hot_shift);; s = (s + 1) & m->hot_mask) {
+            uint64_t v = m->hot[s];
+            if (v >> 24 == want) {
+                uint32_t r = (uint32_t)(v & 0xFFFFFF);
+                *new_id = m->hot_new[r];
+                return r;
+            }
+            if (v == HOT_EMPTY) break;
+        }
+        uint64_t bit = cold_bit(h);
+        if (!((m->cold_bits[bit >> 6] >> (bit & 63)) & 1)) return NO_RANK;
+    }
+    for (size_t s = (size_t)(h >> m->shift);; s = (s + 1) & m->mask) {
         const pair_slot_t *ps = &m->pairs[s];
         uint64_t k = ps->key;
         if (k == key) {
@@ -141,8 +199,53 @@ static inline uint32_t pair_rank(const hfb_model *m, uint32_t a, uint32_t b, uin
             return ps->rank;
         }
         if (k == EMPTY_KEY) return NO_RANK;
-        s = (s + 1) & m->mask;
     }
+}
+
+/* The small table and the bitmap from the pair table (none when an id is 2^20 - 1 or more:
+   a << 20 | b would not be unique, nor when out of memory). */
+static void hot_fill(hfb_model *m) {
+    free(m->hot), free(m->hot_new), free(m->cold_bits);
+    m->hot = NULL, m->hot_new = NULL, m->cold_bits = NULL;
+    if (m->n_ids >= HOT_ID_LIMIT - 1) return;
+    size_t cap = 16;
+    unsigned shift = 60;
+    while (cap < 2 * HOT_RANKS) cap <<= 1, shift--;
+    uint64_t *hot = malloc(cap * sizeof *hot), *bits = calloc((1u << COLD_BITS) / 64, sizeof *bits);
+    uint32_t *hot_new = malloc(HOT_RANKS * sizeof *hot_new);
+    if (!hot || !bits || !hot_new) {
+        free(hot), free(bits), free(hot_new);
+        return;
+    }
+    for (size_t i = 0; i < cap; i++) hot[i] = HOT_EMPTY;
+    for (size_t i = 0; i <= m->mask; i++) {
+        const pair_slot_t *ps = &m->pairs[i];
+        if (ps->key == EMPTY_KEY) continue;
+        uint64_t h = ps->key * 0x9E3779B97F4A7C15ull;
+        if (ps->rank < HOT_RANKS) {
+            size_t s = (size_t)(h >> shift);
+            while (hot[s] != HOT_EMPTY) s = (s + 1) & (cap - 1);
+            hot[s] = (ps->key >> 32) << 44 | (ps->key & 0xFFFFFFFFu) << 24 | ps->rank;
+            hot_new[ps->rank] = ps->new_id;
+        } else {
+            uint64_t bit = cold_bit(h);
+            bits[bit >> 6] |= 1ull << (bit & 63);
+        }
+    }
+    m->hot = hot, m->hot_new = hot_new, m->cold_bits = bits, m->hot_mask = cap - 1, m->hot_shift = shift;
+}
+
+/* byte_pairs from the pair table and byte_ids (a missing byte: no merge; such a piece never
+   reaches the merge). */
+static void byte_pairs_fill(hfb_model *m) {
+    if (!m->byte_pairs) return;
+    for (uint32_t x = 0; x < 256; x++)
+        for (uint32_t y = 0; y < 256; y++) {
+            byte_pair_t *bp = &m->byte_pairs[x << 8 | y];
+            bp->rank = NO_RANK, bp->new_id = 0;
+            if (m->byte_ids[x] >= 0 && m->byte_ids[y] >= 0)
+                bp->rank = pair_rank(m, (uint32_t)m->byte_ids[x], (uint32_t)m->byte_ids[y], &bp->new_id);
+        }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -176,19 +279,33 @@ __attribute__((target("avx2"))) static size_t argmin_avx2(const uint32_t *r, siz
 
 /* Fetches the slot of pair (a, b) into the cache ahead of its lookup. */
 static inline void pair_prefetch(const hfb_model *m, uint32_t a, uint32_t b) {
-    __builtin_prefetch(&m->pairs[pair_slot(((uint64_t)a << 32) | b, m->mask)]);
+    uint64_t h = (((uint64_t)a << 32) | b) * 0x9E3779B97F4A7C15ull;
+    if (m->hot) {
+        __builtin_prefetch(&m->hot[(size_t)(h >> m->hot_shift)]);
+        uint64_t bit = cold_bit(h);
+        if (!((m->cold_bits[bit >> 6] >> (bit & 63)) & 1)) return;
+    }
+    __builtin_prefetch(&m->pairs[(size_t)(h >> m->shift)]);
 }
 
 /* Few symbols: find the lowest rank (leftmost on ties) by a scan, merge, repeat.  The symbols
    stay where they are (a merged-away one gets rank NO_RANK and leaves the list next/prev), so
    a merge moves nothing: the scan runs over the first n - 1 slots in position order, which
-   keeps ties leftmost.  Compacted at the end. */
-static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
+   keeps ties leftmost.  Compacted at the end.  raw, if not NULL, holds the piece's bytes
+   (ids[i] is byte raw[i]'s symbol): the first pairs come from the byte-pair table. */
+static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
+                           const uint8_t *raw) {
     uint32_t rank[LINEAR_MAX], nid[LINEAR_MAX];
     uint8_t next[LINEAR_MAX], prev[LINEAR_MAX];
     if (n < 2) return n;
+    const byte_pair_t *bp = raw ? m->byte_pairs : NULL;
     for (size_t i = 0; i + 1 < n; i++) {
-        rank[i] = pair_rank(m, ids[i], ids[i + 1], &nid[i]);
+        if (bp) {
+            const byte_pair_t *e = &bp[(uint32_t)raw[i] << 8 | raw[i + 1]];
+            rank[i] = e->rank;
+            nid[i] = e->new_id;
+        } else
+            rank[i] = pair_rank(m, ids[i], ids[i + 1], &nid[i]);
         next[i] = (uint8_t)(i + 1);
         prev[i + 1] = (uint8_t)i;
     }
@@ -355,8 +472,13 @@ static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size
     return k;
 }
 
+/* hfb_merge; raw as for merge_linear. */
+static size_t merge_any(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n, const uint8_t *raw) {
+    return n <= LINEAR_MAX ? merge_linear(m, ids, lens, n, raw) : merge_heap(m, ids, lens, n);
+}
+
 size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
-    return n <= LINEAR_MAX ? merge_linear(m, ids, lens, n) : merge_heap(m, ids, lens, n);
+    return merge_any(m, ids, lens, n, NULL);
 }
 
 /* ---- loading ---------------------------------------------------------------------------- */
@@ -562,7 +684,7 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
         if (id < 0) return HFB_SLOW;
         out[i] = (uint32_t)id;
     }
-    size_t k = hfb_merge(m, out, NULL, len);
+    size_t k = merge_any(m, out, NULL, len, p);
     if (k == SIZE_MAX) return HFB_NOMEM;
     if (slot && k <= CACHE_IDS) {
         /* two ways per set: the newest piece goes to way 0, the one it displaces to way 1 */
@@ -586,44 +708,89 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
     return (int64_t)k;
 }
 
-/* The ids of one piece (raw bytes p[0:len], readable up to end) into out[] (room for len);
-   c, if not NULL, is in sync with m (cache_sync).  Returns the count or HFB_SLOW. */
-static inline int64_t encode_piece(const hfb_model *m, hfb_cache *c, const uint8_t *p, size_t len,
-                                   const uint8_t *end, uint32_t *out) {
-    if (m->whole) {
-        int32_t id = vt_get(m->whole, (const char *)p, len);
+/* A piece's probe: its set in the short cache (NULL: the piece does not go through that
+   cache) and its key there.  Computed a batch of pieces ahead of their lookups, with the set
+   asked for meanwhile: the cache is larger than the CPU's caches. */
+typedef struct {
+    cache_slot *slot;
+    uint64_t w[3];
+} piece_probe;
+
+/* The probe of the piece p[0:len] (readable up to end); c, if not NULL, is in sync with m. */
+static inline void probe_piece(hfb_cache *c, const uint8_t *p, size_t len, const uint8_t *end,
+                               piece_probe *r) {
+    r->slot = NULL;
+    if (!c || len <= 2 || len > CACHE_KEY) return;
+    uint64_t h;
+    if (len <= 8 && (size_t)(end - p) >= 8) { /* one word: key_hash of (w0, 0, 0), shorter */
+        uint64_t w0;
+        memcpy(&w0, p, 8);
+        r->w[0] = w0 &= key_mask.w[len][0];
+        r->w[1] = r->w[2] = 0;
+        h = (w0 ^ ((uint64_t)len << 58)) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    } else {
+        load_key(p, len, end, r->w);
+        h = key_hash(r->w, len);
+    }
+    r->slot = &c->slots[(h >> (64 - CACHE_BITS)) & ~(size_t)1];
+    __builtin_prefetch(r->slot);
+    __builtin_prefetch(r->slot + 1);
+}
+
+/* The ids of one piece (raw bytes p[0:len]) into out[] (room for len, and for CACHE_IDS when
+   room_ids): pr its probe (probe_piece).  Returns the count or HFB_SLOW. */
+/* The model's fields encode_piece reads, copied to a local of the caller: the compiler keeps
+   them in registers there (the extension is built without strict aliasing, so a field of *m
+   would be read again after every store of an id). */
+typedef struct {
+    const vt_table *whole;
+    const int32_t *byte_ids;
+    const byte_pair_t *byte_pairs;
+} piece_ctx;
+
+static inline int64_t encode_piece(const hfb_model *m, const piece_ctx *x, hfb_cache *c,
+                                   const uint8_t *p, size_t len, const piece_probe *pr,
+                                   uint32_t *out, int room_ids) {
+    if (x->whole) {
+        int32_t id = vt_get(x->whole, (const char *)p, len);
         if (id >= 0) {
             out[0] = (uint32_t)id;
             return 1;
         }
     }
     if (len <= 2) { /* one byte, or one pair: no cache needed */
-        int32_t a = m->byte_ids[p[0]], b = len == 2 ? m->byte_ids[p[1]] : 0;
+        int32_t a = x->byte_ids[p[0]], b = len == 2 ? x->byte_ids[p[1]] : 0;
         if (a < 0 || b < 0) return HFB_SLOW;
         out[0] = (uint32_t)a;
         if (len == 1) return 1;
-        uint32_t nid;
-        if (pair_rank(m, (uint32_t)a, (uint32_t)b, &nid) != NO_RANK) {
+        uint32_t nid, r;
+        if (x->byte_pairs) {
+            const byte_pair_t *e = &x->byte_pairs[(uint32_t)p[0] << 8 | p[1]];
+            r = e->rank, nid = e->new_id;
+        } else
+            r = pair_rank(m, (uint32_t)a, (uint32_t)b, &nid);
+        if (r != NO_RANK) {
             out[0] = nid;
             return 1;
         }
         out[1] = (uint32_t)b;
         return 2;
     }
-    cache_slot *slot = NULL;
-    uint64_t w[3] = {0, 0, 0};
-    if (c && len <= CACHE_KEY) {
-        load_key(p, len, end, w);
-        slot = &c->slots[(key_hash(w, len) >> (64 - CACHE_BITS)) & ~(size_t)1];
+    cache_slot *slot = pr->slot;
+    if (slot) {
+        const uint64_t *w = pr->w;
         for (int way = 0; way < 2; way++) {
             const cache_slot *h = &slot[way];
-            if (h->klen == len && h->key[0] == w[0] && h->key[1] == w[1] && h->key[2] == w[2]) {
-                for (uint32_t j = 0; j < h->nids; j++) out[j] = h->ids[j];
+            if (h->klen == len && ((h->key[0] ^ w[0]) | (h->key[1] ^ w[1]) | (h->key[2] ^ w[2])) == 0) {
+                if (room_ids) memcpy(out, h->ids, sizeof h->ids);
+                else
+                    for (uint32_t j = 0; j < h->nids; j++) out[j] = h->ids[j];
                 return h->nids;
             }
         }
     }
-    return encode_cold(m, c, p, len, slot, w, out);
+    return encode_cold(m, c, p, len, slot, pr->w, out);
 }
 
 /* ---- split stages ---------------------------------------------------------------------- */
@@ -993,30 +1160,54 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
     cache_sync(m, c);
     uint32_t *pieces;
     int64_t k = pretokenize_into(ss, data, n, s, &pieces);
+    /* offsets: the code point index of each byte (none needed for ASCII: the byte's own) */
+    int ascii = 1;
     if (starts) {
-        uint32_t cnt = 0;
-        for (size_t b = 0; b < n; b++) {
-            s->cidx[b] = cnt;
-            cnt += (data[b] & 0xC0) != 0x80;
-        }
-        s->cidx[n] = cnt;
-    }
-    size_t out = 0;
-    for (int64_t i = 0; i < k; i++) {
-        uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
-        int64_t r = encode_piece(m, c, data + ps, pe - ps, data + n, ids + out);
-        if (r < 0) return r;
-        if (starts) {
-            uint32_t pos = ps;
-            for (int64_t j = 0; j < r; j++) {
-                uint32_t e = pos + m->tok_len[ids[out + j]];
-                if (e > pe) e = pe; /* defensive: lengths come from the vocabulary */
-                starts[out + j] = s->cidx[pos + 1] - 1;
-                ends[out + j] = s->cidx[e];
-                pos = e;
+        uint8_t any = 0;
+        for (size_t b = 0; b < n; b++) any |= data[b];
+        ascii = any < 0x80;
+        if (!ascii) {
+            uint32_t cnt = 0;
+            for (size_t b = 0; b < n; b++) {
+                s->cidx[b] = cnt;
+                cnt += (data[b] & 0xC0) != 0x80;
             }
+            s->cidx[n] = cnt;
         }
-        out += (size_t)r;
+    }
+    /* pieces in batches of PROBE_BATCH: the next batch's probes (and the cache lines they ask
+       for) are made before this batch is encoded */
+    enum { PROBE_BATCH = 16 };
+    piece_probe probes[2][PROBE_BATCH];
+    const uint8_t *end = data + n;
+    size_t out = 0;
+    const piece_ctx x = {m->whole, m->byte_ids, m->byte_pairs};
+    const uint32_t *tok_len = m->tok_len;
+    for (int64_t i = 0; i < k && i < PROBE_BATCH; i++)
+        probe_piece(c, data + pieces[2 * i], pieces[2 * i + 1] - pieces[2 * i], end, &probes[0][i]);
+    for (int64_t b0 = 0, nb = 0; b0 < k; b0 += PROBE_BATCH, nb++) {
+        piece_probe *cur = probes[nb & 1], *nx = probes[(nb + 1) & 1];
+        int64_t b1 = b0 + PROBE_BATCH, e0 = b1 < k ? b1 : k, e1 = b1 + PROBE_BATCH < k ? b1 + PROBE_BATCH : k;
+        for (int64_t j = b1; j < e1; j++)
+            probe_piece(c, data + pieces[2 * j], pieces[2 * j + 1] - pieces[2 * j], end, &nx[j - b1]);
+        for (int64_t i = b0; i < e0; i++) {
+            uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
+            int64_t r = encode_piece(m, &x, c, data + ps, pe - ps, &cur[i - b0], ids + out, out + CACHE_IDS <= n);
+            if (r < 0) return r;
+            if (starts) {
+                /* a token ends where its bytes do (the last one where the piece does: the symbols
+                   merged are the piece's bytes, as tokenizers' Word counts them) */
+                uint32_t pos = ps;
+                for (int64_t j = 0; j < r; j++) {
+                    uint32_t e = j + 1 < r ? pos + tok_len[ids[out + j]] : pe;
+                    if (e > pe) e = pe; /* defensive: lengths come from the vocabulary */
+                    starts[out + j] = ascii ? pos : s->cidx[pos + 1] - 1;
+                    ends[out + j] = ascii ? e : s->cidx[e];
+                    pos = e;
+                }
+            }
+            out += (size_t)r;
+        }
     }
     return (int64_t)out;
 }
