@@ -253,6 +253,37 @@ def test_piece_store_learns_and_stays_exact(cache_bytes):
         lib.bpe_set_piece_cache_bytes(default)
     assert lib.bpe_piece_cache_bytes() == default
 
+def test_store_hints_go_stale_with_the_store():
+    """A short piece of more than three tokens is found in the long-piece store through a hint
+    in the piece cache (the entry's offset and the store's epoch). Long pieces fill a tiny
+    store again and again (each time a new epoch, the arena reused from its start): a piece
+    whose hint is from an older epoch must be encoded again, not read from the reused arena
+    (where another piece's entry now is), and a hint of the current epoch read directly."""
+    from scantok._native import lib
+    from scantok.registry import _load_encoding
+
+    default = lib.bpe_piece_cache_bytes()
+    try:
+        assert lib.bpe_set_piece_cache_bytes(1 << 15) == 1 << 15  # a 32 KiB store arena
+        for name in ("o200k_base", "cl100k_base"):
+            enc, ref = _load_encoding(name), tiktoken_encoding(name)
+            rng = random.Random(f"hints-{name}")
+            hinted = []
+            while len(hinted) < 40:
+                w = " " + "".join(rng.choice("qxzjvkw") for _ in range(rng.randint(6, 15)))
+                if len(w.encode()) <= 16 and len(ref.encode_ordinary(w)) > 3 and w not in hinted:
+                    hinted.append(w)
+            for rnd in range(4):
+                # ~1,000 long pieces of ~100 bytes of entries each: several epochs per round
+                filler = [" " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(30, 60)))
+                          for _ in range(1000)]
+                text = "".join(hinted) + "".join(filler) + "".join(hinted) + "".join(reversed(hinted))
+                same(enc.encode_ordinary(text), ref.encode_ordinary(text), text)
+                same(enc.encode_to_numpy(text).tolist(), ref.encode_ordinary(text), text)
+    finally:
+        lib.bpe_set_piece_cache_bytes(default)
+    assert lib.bpe_piece_cache_bytes() == default
+
 
 def test_piece_cache_size_is_bounded_and_rounded():
     from scantok._native import lib
