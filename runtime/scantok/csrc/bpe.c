@@ -1216,6 +1216,9 @@ static inline __attribute__((always_inline)) void probe_one(
     r[q].len = len;
     if (len > PC_MAXLEN || (check_end && p + 16 > end)) {
         r[q].set = PC_NO_SET;
+        /* a defined key: stage 3 compares it with PC_NO_SET's entries (which only an empty
+           piece matches, and copies no id for) */
+        r[q].k0 = r[q].k1 = 0;
         if (len > PC_MAXLEN) longs[(*nlong)++] = (uint8_t)q;
         return;
     }
