@@ -820,7 +820,14 @@ static int merge_any(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t 
    boundary: back off (pop emitted tokens) and redo with a wider window; at the piece start
    there is no junction, so this always terminates, and every emitted adjacent pair has been
    verified. */
-size_t bpe_long_chunk = 64, bpe_long_margin = 24; /* tunable (tests use tiny windows) */
+/* A window of chunk + margin bytes stays within merge_small (SMALL_LOOP). Measured on 1-4 MB
+   pieces (random letters, random and real CJK, random "ab"): 128 + 16 encodes 14-22 % faster
+   than 64 + 24 (less text merged twice), with no junction failures; a margin of 8 failed on
+   "ab" text, whose windows then grow for the rest of the piece. */
+#define LONG_CHUNK_DEFAULT 128
+#define LONG_MARGIN_DEFAULT 16
+_Static_assert(LONG_CHUNK_DEFAULT + LONG_MARGIN_DEFAULT <= SMALL_LOOP, "a default window is merged by merge_small");
+size_t bpe_long_chunk = LONG_CHUNK_DEFAULT, bpe_long_margin = LONG_MARGIN_DEFAULT; /* tests use tiny windows */
 size_t bpe_long_failures = 0; /* statistics (racy across threads; tests only) */
 
 static int compatible(const bpe_table *t, bpe_cache *c, uint32_t a, uint32_t b, bpe_buf *scratch,
@@ -915,8 +922,8 @@ done:
 size_t bpe_long_window_failures(void) { return bpe_long_failures; }
 
 void bpe_set_long_window(size_t chunk, size_t margin) {
-    bpe_long_chunk = chunk ? chunk : 64;
-    bpe_long_margin = margin;
+    bpe_long_chunk = chunk ? chunk : LONG_CHUNK_DEFAULT;
+    bpe_long_margin = chunk ? margin : LONG_MARGIN_DEFAULT;
 }
 
 static inline int encode_piece(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,

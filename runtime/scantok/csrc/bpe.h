@@ -59,7 +59,8 @@ int bpe_encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *
    the size in effect. */
 size_t bpe_set_piece_cache_bytes(size_t bytes);
 size_t bpe_piece_cache_bytes(void);
-/* Window sizes of the long-piece encoder (defaults 64, 24; for tests). They double whenever a junction fails.. */
+/* Window sizes of the long-piece encoder, for tests: chunk 0 restores the defaults (128, 16).
+   Within a piece they double whenever a junction fails. */
 void bpe_set_long_window(size_t chunk, size_t margin);
 size_t bpe_long_window_failures(void); /* how many junctions needed a back-off (statistics) */
 /* Encodes npieces pieces [starts[i], ends[i]) of data. 0 ok, <0 as above. */
