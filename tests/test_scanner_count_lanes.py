@@ -12,7 +12,7 @@ piece count (``regex.findall``) is checked too where it is cheap.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import get_scanner, load_corpus, require_scantok
@@ -67,6 +67,10 @@ def _hard_cases() -> dict[str, bytes]:
         # scans the rest alone (it once started over from its piece's start, for ever)
         "one run of spaces from the start to the middle": b" " * (DUAL_MIN // 2 + 192) + b"@" + b" " * (DUAL_MIN // 2 + 192),
         "one piece from the start across the middle": b"-+" * DUAL_MIN + _tile(words, DUAL_MIN),
+        # a letter that is two characters of one pair step with the newline after it: the join
+        # scans (piece starts only) once put the start of the pair's first piece a character
+        # late, so the lanes joined where they should not (found by hypothesis under ASan)
+        "a 3-byte letter before newlines, tiled": _tile("\u1000".encode() + b"\n" * 46, DUAL_MIN),
     }
     for shift in range(3):
         # groups of three digits seen from lane b's start never meet lane a's (two of three shifts)
@@ -144,3 +148,35 @@ def test_count_two_lanes_property_bytes_oracle(data, cut):
     whole = _tile(data, DUAL_MIN + cut)
     sc = get_scanner("o200k_base")
     assert sc.count(whole) == len(oracle_split_bytes(sc.pattern, whole)) == len(sc.offsets(whole))
+
+
+def _starts_only(sc, data: bytes) -> list[int]:
+    """Piece starts from the engine's starts-only mode (what the join scans use)."""
+    from scantok._native import ffi, lib
+
+    starts = ffi.new("uint32_t[]", len(data) + 8)
+    consumed = ffi.new("size_t *")
+    k = lib.scantok_scan(sc._dfa, ffi.from_buffer(data), len(data), 0, starts, ffi.NULL, consumed)
+    return list(starts[0:k])
+
+
+# engine_impl only forces the engine path, the same for every example
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=hard_bytes())
+def test_piece_starts_alone_equal_the_spans(engine_impl, data):
+    """The starts-only mode gives the starts of ``byte_spans`` (starts and ends), on every path."""
+    for sc in _scanners():
+        assert _starts_only(sc, data) == [s for s, _ in sc.byte_spans(data)], sc.pattern[:40]
+
+
+def test_piece_starts_alone_non_ascii_pairs(engine_impl):
+    """Pairs of 2- and 3-byte characters (stepped two at a time) between ASCII, starts only."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["a", "B", " ", "\n", "\u00e9", "\u0436", "\u0416", "\u1000", "\u8a9e", "1", "'", ".", "  ",
+                "\u0301", "\U0001F600", "\t", "\u3000"]
+    for sc in _scanners():
+        for _ in range(400):
+            data = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))).encode()
+            assert _starts_only(sc, data) == [s for s, _ in sc.byte_spans(data)], (sc.pattern[:40], data)

@@ -24,7 +24,7 @@ struct scantok_dfa {
     const uint16_t *stage1;  /* code point >> 8 -> block */
     const uint8_t *stage2;   /* block << 8 | (code point & 0xFF) -> class */
     /* Rows are pair + nclasses + 1 wide and addressed by offset, so a step is one add and one
-     * load.  The pair block (if any) steps over two ASCII characters at once: row offset +
+     * load.  The pair block (if any) steps over two characters at once: row offset +
      * class0 * nclasses + class1 -> next row offset, with P_* flags (P_SLOW: take two single
      * steps).  The single-step block follows it at row offset + pair. */
     const uint32_t *next;    /* row offset + pair + class -> next row offset (0: dead) */

@@ -126,6 +126,26 @@ static inline size_t select_if(uint32_t c, size_t a, size_t b)
 #endif
 }
 
+/* The class of the character at p (*cls) and its length, if it is ASCII or a well-formed 2-
+ * or 3-byte character other than E0/ED (whose second byte has a narrower range); else 0.
+ * Reads p[0..2]. */
+static inline uint32_t common_char(const scantok_dfa *d, const uint8_t *p, uint32_t *cls)
+{
+    uint32_t b0 = p[0], c1 = p[1] ^ 0x80u, c2 = p[2] ^ 0x80u, cp;
+    if (b0 < 0x80) { *cls = d->ascii[b0]; return 1; }
+    if (b0 - 0xC2u < 0x1Eu && c1 < 0x40u) {
+        cp = ((b0 & 0x1Fu) << 6) | c1;
+        *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+        return 2;
+    }
+    if (b0 - 0xE1u < 0x0Fu && b0 != 0xEDu && (c1 | c2) < 0x40u) {
+        cp = ((b0 & 0x0Fu) << 12) | (c1 << 6) | c2;
+        *cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
+        return 3;
+    }
+    return 0;
+}
+
 static inline __attribute__((always_inline)) void
 pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32_t *starts, uint32_t *ends,
           pair_ctx *c, const int mode)
@@ -172,17 +192,28 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
              * narrower range), a plain step or a piece boundary; the rest (rewinds, anything
              * else) goes to the general path as before.  Accelerators are not used here
              * (stepping through a run is the same scan, just slower). */
-            uint32_t cls, len = 1, b0 = data[i];
-            if (b0 < 0x80) cls = A[b0];
-            else {
-                uint32_t c1 = data[i + 1] ^ 0x80u, c2 = data[i + 2] ^ 0x80u, cp;
-                if (b0 - 0xC2u < 0x1Eu && c1 < 0x40u) { cp = ((b0 & 0x1Fu) << 6) | c1; len = 2; }
-                else if (b0 - 0xE1u < 0x0Fu && b0 != 0xEDu && (c1 | c2) < 0x40u) {
-                    cp = ((b0 & 0x0Fu) << 12) | (c1 << 6) | c2;
-                    len = 3;
+            uint32_t cls, cls1;
+            const uint32_t len = common_char(d, data + i, &cls);
+            if (!len) break;
+            /* Two characters in one pair step (the pair block covers every class), when the
+             * next one is common too and the pair is plain (no rewind): as PAIR, with the
+             * second character at i + len. */
+            if (n - i >= 8) {
+                const uint32_t len1 = common_char(d, data + i + len, &cls1);
+                x = st + cls * d->nclasses + cls1;
+                pf = F2[x];
+                if (len1 && !(pf & (P_SLOW | P_REWIND))) {
+                    if (mode & MODE_ENDS) {
+                        ends[k] = (uint32_t)(i + (((pf >> 5) & 1) ? len : 0));
+                        ends[k + 1] = (uint32_t)(i + len);
+                    } else if (mode & MODE_STARTS) { starts[k] = (uint32_t)so; starts[k + 1] = (uint32_t)i; }
+                    k += pf & P_COUNT;
+                    if (!(mode & MODE_ENDS)) so = select_if(pf & P_COUNT, i + (((pf >> 2) & 1) ? len : 0), so);
+                    st = N2[x];
+                    i += len + len1;
+                    prev = 0;  /* as below */
+                    continue;
                 }
-                else break;
-                cls = d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)];
             }
             {
                 const size_t y = st + d->pair + cls;

@@ -3,7 +3,7 @@
 The same layout is rendered into C by `make gen` (gen/emit.py) for the shipped scanners and
 handed to the C engine as arrays by ``scantok.compile`` at run time, so both kinds of
 scanner run the identical tables. Equal class columns are merged, transitions are encoded
-as row offsets with T_* flags, a pair block (two ASCII characters per step) is added when
+as row offsets with T_* flags, a pair block (two characters per step) is added when
 small enough, and states with an ASCII self-loop get a SIMD prefilter.
 """
 from __future__ import annotations
@@ -44,9 +44,6 @@ def layout(dfa: DFA) -> dict:
     if len(accels) > MAX_ACCELERATORS:
         accels = accels[:MAX_ACCELERATORS]
         accel_of = {a.state: i for i, a in enumerate(accels)}
-    # Which classes occur among ASCII bytes: only those need pair entries (the rest of the
-    # pair block is never read; it is filled with P_SLOW).
-    ascii_classes = sorted(set(table.ascii))
     pair = (nclasses <= MAX_PAIR_CLASSES and len(rows) * nclasses * nclasses <= MAX_PAIR_ENTRIES)
     P = nclasses * nclasses if pair else 0
     stride = P + nclasses + 1
@@ -115,8 +112,8 @@ def layout(dfa: DFA) -> dict:
         if pair:
             for c0 in range(nclasses):
                 for c1 in range(nclasses):
-                    n, f = (pair_entry(s, c0, c1) if c0 in ascii_classes and c1 in ascii_classes
-                            else (0, P_SLOW))
+                    # every class: the pair loop also steps two non-ASCII characters at once
+                    n, f = pair_entry(s, c0, c1)
                     nexts.append(n)
                     flags.append(f)
         for cls, (nxt, mb) in enumerate(row):
