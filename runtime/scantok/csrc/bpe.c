@@ -408,7 +408,10 @@ static inline int buf_push(bpe_buf *b, uint32_t id) {
    the scanner's implementation is AVX2 (which follows the CPU and SCANTOK_FORCE_IMPL). */
 static inline size_t argmin_scalar(const uint32_t *rk, size_t n, uint32_t *best) {
     uint32_t b = NONE;
-    for (size_t i = 0; i < n; i++) b = rk[i] < b ? rk[i] : b;
+    for (size_t i = 0; i < n; i++) {
+        b = rk[i] < b ? rk[i] : b;
+        __asm__("" : "+r"(b)); /* keeps the loads scalar (see argmin_avx2) */
+    }
     *best = b;
     if (b == NONE) return n;
     size_t i = 0;
@@ -421,6 +424,10 @@ static inline size_t argmin_scalar(const uint32_t *rk, size_t n, uint32_t *best)
 #define HAVE_ARGMIN_AVX2 1
 __attribute__((target("avx2"))) static inline size_t argmin_avx2(const uint32_t *rk, size_t n,
                                                                   uint32_t *best) {
+    /* A piece of up to 8 bytes: its ranks were just stored one by one, and a 32-byte load
+       of them waits until those stores reach L1 (no store-to-load forwarding across
+       stores); scalar loads are forwarded. */
+    if (n <= 16) return argmin_scalar(rk, n, best);
     __m256i m = _mm256_set1_epi32(-1);
     for (size_t i = 0; i < n; i += 8)
         m = _mm256_min_epu32(m, _mm256_loadu_si256((const __m256i *)(rk + i)));
@@ -1018,7 +1025,11 @@ static int store_get(piece_store *ps, const uint8_t *p, size_t len, uint64_t h, 
 }
 
 /* Adds p[0:len] -> ids[0:ntok] (known absent): the entry's offset in the arena, valid in the
-   store's current epoch, or -1 when not added. */
+   store's current epoch, or -1 when not added. h: the piece's store_hash, indexing the entry
+   for store_get; 0 for a short piece, which is found only through its hint in the piece
+   cache (it takes no slot: on text that is new throughout, such as random letters, most
+   pieces are put once and never asked for, and the slot was a random write into a table
+   larger than L2). */
 static int64_t store_put(const bpe_cache *c, piece_store *ps, const uint8_t *p, size_t len,
                          uint64_t h, const uint32_t *ids, size_t ntok) {
     if (!ps->slots && store_alloc(c, ps)) return -1;
@@ -1030,19 +1041,22 @@ static int64_t store_put(const bpe_cache *c, piece_store *ps, const uint8_t *p, 
         ps->used = ps->count = 0;
         ps->epoch++;
     }
-    uint32_t i = (uint32_t)h & ps->mask;
-    while (ps->slots[i].tag) i = (i + 1) & ps->mask;
-    uint8_t *e = ps->arena + ps->used;
+    const uint32_t off = ps->used;
+    uint8_t *e = ps->arena + off;
     e[0] = (uint8_t)len;
     e[1] = (uint8_t)ntok;
     e[2] = e[3] = 0;
     memcpy(e + 4, p, len);
     memcpy(e + 4 + ((len + 3) & ~(size_t)3), ids, ntok * sizeof *ids);
-    ps->slots[i].tag = (uint32_t)(h >> 32) | 1u;
-    ps->slots[i].off = ps->used;
     ps->used += (uint32_t)need;
-    ps->count++;
-    return ps->slots[i].off;
+    if (h) {
+        uint32_t i = (uint32_t)h & ps->mask;
+        while (ps->slots[i].tag) i = (i + 1) & ps->mask;
+        ps->slots[i].tag = (uint32_t)(h >> 32) | 1u;
+        ps->slots[i].off = off;
+        ps->count++;
+    }
+    return off;
 }
 
 /* Encodes p[0:len] (len <= PS_MAXLEN) through the long-piece store: 0 if the store had it,
@@ -1133,7 +1147,7 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
         return 1;
     }
     if (len > PC_MAXLEN) return 1; /* a long run of many tokens: not cached */
-    int64_t off = store_put(c, &c->store, p, len, store_hash(p, len), out->ids + before, n);
+    int64_t off = store_put(c, &c->store, p, len, 0, out->ids + before, n); /* found by its hint */
     if (!hint) {
         e[1] = e[0];
         hint = &e[0];
