@@ -7,8 +7,9 @@ Inputs come from the same fragment pools as ``strategies.hard_text``/``hard_byte
 ``random`` generator: ~50x faster than hypothesis), in three shapes: hard text (with lone
 surrogates), bytes with invalid UTF-8, and windows of the corpora with hard fragments spliced in.
 Each example is checked on every scanner, on an engine path that rotates over the available ones
-(scalar/sse2/avx2), for ``split``/``split_bytes`` == oracle, ``count``, the ``offsets`` and, at a
-random cut, the SCANTOK_PARTIAL contract.  A mismatch is shrunk (fragments, then characters) and
+(scalar/sse2/avx2), for ``split``/``split_bytes`` == oracle, ``count``, the ``offsets``, the
+piece starts alone (the mode the count lanes join with) and, at a random cut, the SCANTOK_PARTIAL
+contract.  A mismatch is shrunk (fragments, then characters) and
 printed as a minimal repro.  Prints the number of examples and mismatches; exit status 1 if any.
 """
 from __future__ import annotations
@@ -50,6 +51,14 @@ def c_scan(dfa, data: bytes, flags: int):
     return [(starts[i], ends[i]) for i in range(k)], consumed[0]
 
 
+def c_starts(dfa, data: bytes, flags: int) -> list[int]:
+    """Piece starts from the engine's starts-only mode (the count lanes' join scans)."""
+    starts = ffi.new("uint32_t[]", len(data) + 8)
+    consumed = ffi.new("size_t *")
+    k = lib.scantok_scan(dfa, ffi.from_buffer(data), len(data), flags, starts, ffi.NULL, consumed)
+    return list(starts[0:k])
+
+
 def check_text(sc, text: str, cut: float) -> str | None:
     """None if the scanner agrees with the oracle on `text`, else a description."""
     if oracle_cannot_judge(sc, text):
@@ -75,6 +84,9 @@ def check_bytes(sc, data: bytes, cut: float) -> str | None:
     got = sc.split_bytes(data)
     if got != want:
         return f"split_bytes: got {got!r}\n              want {want!r}"
+    starts = c_starts(sc._dfa, data, 0)
+    if starts != [a for a, _ in sc.byte_spans(data)]:
+        return f"starts only: got {starts} want {[a for a, _ in sc.byte_spans(data)]}"
     return check_partial(sc, data, 0, cut)
 
 
