@@ -83,7 +83,14 @@ class AddedVocabulary:
         firsts = {c[0] for c in raw} | {c[0] for c in norm}
         self._firsts = firsts if len(firsts) <= 4 else None
         contents = list(raw) + list(norm)
-        self._first_two = None if any(len(c) < 2 for c in contents) else {c[:2] for c in contents}
+        # the tokens by their first two characters (None when a token is one character): where
+        # those two occur, str.startswith with the tuple tests them all in C
+        by_two: dict[str, list[str]] | None = None
+        if not any(len(c) < 2 for c in contents):
+            by_two = {}
+            for c in contents:
+                by_two.setdefault(c[:2], []).append(c)
+        self._by_two = None if by_two is None else {k: tuple(v) for k, v in by_two.items()}
         self._raw_re = _trie_regex(list(raw))
         self._norm_re = _trie_regex(list(norm))
 
@@ -97,21 +104,21 @@ class AddedVocabulary:
     def matches(self, text: str) -> bool:
         """True if some added token occurs in text as it is (split would cut it there when
         there is no normalizer)."""
-        firsts = self._firsts
-        if firsts is not None and not self._maybe(text, firsts):
+        firsts, by_two = self._firsts, self._by_two
+        if firsts is not None and by_two is not None:
+            # few first characters: test the tokens where one of them occurs (the trie regex
+            # costs ~30 us over 4 KB of text holding "<" in DeepSeek V3's file; this ~4 us)
+            for c in firsts:
+                i = text.find(c)
+                while i >= 0:
+                    cands = by_two.get(text[i:i + 2])
+                    if cands is not None and text.startswith(cands, i):
+                        return True
+                    i = text.find(c, i + 1)
+            return False
+        if firsts is not None and not any(c in text for c in firsts):
             return False
         return any(rx is not None and rx.search(text) is not None for rx in (self._raw_re, self._norm_re))
-
-    def _maybe(self, text: str, firsts) -> bool:
-        """False if no token's first two characters occur in text."""
-        two = self._first_two
-        for c in firsts:
-            i = text.find(c)
-            while i >= 0:
-                if two is None or text[i:i + 2] in two:
-                    return True
-                i = text.find(c, i + 1)
-        return False
 
     def split(self, text: str, normalized: bool) -> list[tuple[int, int, AddedToken | None]]:
         """(start, end, token or None) covering text, as AddedVocabulary::find_matches."""

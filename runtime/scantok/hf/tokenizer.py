@@ -26,6 +26,20 @@ from .normalizers import _NS, _norm_steps
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
 
+# numpy and scantok._pylist.hf_encode_offsets, imported by the first Tokenizer.encode that needs them
+_np = _hf_encode_offsets = None
+_pyl = None
+
+
+def _pylist():
+    """scantok._pylist, imported once (a relative import in a function costs ~2 us a call)."""
+    global _pyl
+    if _pyl is None:
+        from .. import _pylist as mod
+
+        _pyl = mod
+    return _pyl
+
 __all__ = ["Tokenizer", "Encoding"]
 
 _BEHAVIOR_CODE = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNext": 3, "Contiguous": 4}
@@ -66,30 +80,24 @@ class Encoding:
     @property
     def ids(self) -> list[int]:
         if self._ids is None:
-            from .._pylist import ids_to_list
-
             arrays, n, pre, post, _, _ = self._parts()
-            lst = ids_to_list(arrays[0].ctypes.data, n)
+            lst = _pylist().ids_to_list(arrays[0].ctypes.data, n)
             self._ids = [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
         return self._ids
 
     @property
     def tokens(self) -> list[str]:
         if self._tokens is None:
-            from .._pylist import tokens_to_list
-
             arrays, n, pre, post, _, table = self._parts()
-            lst = tokens_to_list(arrays[0].ctypes.data, n, table())
+            lst = _pylist().tokens_to_list(arrays[0].ctypes.data, n, table())
             self._tokens = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
         return self._tokens
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
         if self._offsets is None:
-            from .._pylist import spans_to_list
-
             arrays, n, pre, post, _, _ = self._parts()
-            lst = spans_to_list(arrays[1].ctypes.data, arrays[2].ctypes.data, n, 0)
+            lst = _pylist().spans_to_list(arrays[1].ctypes.data, arrays[2].ctypes.data, n, 0)
             self._offsets = [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
         return self._offsets
 
@@ -221,6 +229,7 @@ class Tokenizer:
         if not isinstance(added, list):
             raise HFError("added_tokens must be a list")
         self._added = AddedVocabulary(added, self._normalize_str if self._norm else None)
+        self._has_added = bool(self._added)  # encode() asks per call (a Python __bool__ each)
         self._post = PostProcessor(obj.get("post_processor"), self.token_to_id)
         self._decoder = Decoder(obj.get("decoder"))
         # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
@@ -518,7 +527,7 @@ class Tokenizer:
         ``sequence``), attention_mask, special_tokens_mask, type_ids."""
         if not isinstance(sequence, str):
             raise TypeError(f"encode() expects str, got {type(sequence).__name__}")
-        if self._lazy is not None and not (self._added and self._added.matches(sequence)):
+        if self._lazy is not None and not (self._has_added and self._added.matches(sequence)):
             enc = self._encode_lazy(sequence, add_special_tokens)
             if enc is not None:
                 return enc
@@ -533,17 +542,20 @@ class Tokenizer:
         return Encoding(enc["ids"], enc["tokens"], enc["offsets"], enc["special"], enc["type_ids"])
 
     def _encode_lazy(self, text: str, add_special_tokens: bool) -> Encoding | None:
-        """The whole text by one C call (no normalizer, no added token in it), or None."""
-        import numpy as np
+        """The whole text by one C call (no normalizer, no added token in it), or None.  Per
+        call costs matter here (a 4 KB text encodes in ~50 us): the imports are module
+        globals after the first call and the cache address is kept (Model.cache_address)."""
+        global _np, _hf_encode_offsets
+        if _hf_encode_offsets is None:
+            import numpy
 
-        from .._pylist import hf_encode_offsets
-
+            _np, _hf_encode_offsets = numpy, _pylist().hf_encode_offsets
         fn, model, stages, _ = self._batch_c
-        r = hf_encode_offsets(fn, model, int(self._model._ffi.cast("uintptr_t", self._model.cache())), stages, text)
+        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
         if type(r) is int:  # HFB_SLOW
             return None
         n = len(r) // 12
-        arr = np.frombuffer(r, dtype=np.uint32).reshape(3, n) if n else np.zeros((3, 1), dtype=np.uint32)
+        arr = _np.frombuffer(r, dtype=_np.uint32).reshape(3, n) if n else _np.zeros((3, 1), dtype=_np.uint32)
         return Encoding._from_arrays(arr, n, self._lazy[add_special_tokens], self._token_table)
 
     def _ids(self, text: str, add_special_tokens: bool) -> list[int]:
@@ -600,7 +612,7 @@ class Tokenizer:
 
             fn, model, stages, screen = self._batch_c
             pre, post = self._wrap if (add_special_tokens and self._wrap) else ([], [])
-            cache = int(self._model._ffi.cast("uintptr_t", self._model.cache()))
+            cache = self._model.cache_address()
             pre, post = list(pre), list(post)
             out = hf_encode_batch(fn, model, cache, stages, texts, pre, post, screen)
             # None: the screen saw the first two bytes of an added token (the exact test here),
