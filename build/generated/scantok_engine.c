@@ -555,7 +555,7 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
              * lane's limit it kept the lane to the middle or the end: on English text a few
              * non-ASCII characters made the rest of a count one lane, ~25 % slower) */
             const size_t at = (size_t)(p - data);
-            const size_t lim = !L ? n : (L->run && L->lim - at > L->run) ? at + L->run : L->lim;
+            const size_t lim = !L ? n : (L->run && at < L->lim && L->lim - at > L->run) ? at + L->run : L->lim;
             pair_steps[mode](d, data, lim, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
@@ -800,7 +800,7 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
              * lane's limit it kept the lane to the middle or the end: on English text a few
              * non-ASCII characters made the rest of a count one lane, ~25 % slower) */
             const size_t at = (size_t)(p - data);
-            const size_t lim = !L ? n : (L->run && L->lim - at > L->run) ? at + L->run : L->lim;
+            const size_t lim = !L ? n : (L->run && at < L->lim && L->lim - at > L->run) ? at + L->run : L->lim;
             pair_steps[mode](d, data, lim, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
@@ -1051,7 +1051,7 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
              * lane's limit it kept the lane to the middle or the end: on English text a few
              * non-ASCII characters made the rest of a count one lane, ~25 % slower) */
             const size_t at = (size_t)(p - data);
-            const size_t lim = !L ? n : (L->run && L->lim - at > L->run) ? at + L->run : L->lim;
+            const size_t lim = !L ? n : (L->run && at < L->lim && L->lim - at > L->run) ? at + L->run : L->lim;
             pair_steps[mode](d, data, lim, flags & ~SCANTOK_PARTIAL, starts, ends, &c);
             p = data + c.i; start = data + c.so; k = c.k; s = c.s;
         }
