@@ -1509,6 +1509,172 @@ int bpe_encode_many(const bpe_table *t, const void *dfa, const uint8_t *const *d
     return 0;
 }
 
+/* ------------------------------------------------------------------ shared batches */
+
+/* Why: a batch on several threads used to give each Python worker contiguous chunks, each a C
+   call followed by building its lists with the GIL held; the workers then waited for each
+   other's list building (the GIL), and in turn for the hand-off of the GIL, at every chunk.
+   Here the chunks are taken from a shared counter, the threads that only encode never touch
+   the GIL, and the one thread that builds the lists does it while the others encode. */
+struct bpe_batch {
+    const bpe_table *t;
+    const void *dfa;
+    const uint8_t *const *datas;
+    const size_t *lens;
+    size_t ndocs, nchunks;
+    int flags;
+    size_t *chunk_end; /* a copy: [k] = one past chunk k's last text */
+    size_t next;       /* atomic: the next chunk to take */
+    size_t ready;      /* atomic: texts 0 .. ready - 1 have their datas and lens set */
+    int stop;          /* atomic: take no more chunks */
+    bpe_buf *bufs;     /* per chunk */
+    size_t *ends;      /* per text: its end in its chunk's ids */
+    int *done;         /* per chunk, atomic: 1 once finished (bufs, ends, rc then final) */
+    int *rc;           /* per chunk */
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* a chunk finished, or the batch stopped */
+};
+
+bpe_batch *bpe_batch_new(const bpe_table *t, const void *dfa, const uint8_t *const *datas,
+                         const size_t *lens, size_t ndocs, const size_t *chunk_end,
+                         size_t nchunks, int flags) {
+    if (nchunks == 0 ? ndocs != 0 : chunk_end[nchunks - 1] != ndocs) return NULL;
+    for (size_t k = 0; k < nchunks; k++)
+        if (chunk_end[k] <= (k ? chunk_end[k - 1] : 0)) return NULL; /* every chunk has a text */
+    bpe_batch *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->t = t;
+    b->dfa = dfa;
+    b->datas = datas;
+    b->lens = lens;
+    b->ndocs = ndocs;
+    b->nchunks = nchunks;
+    b->flags = flags & ~SCANTOK_PARTIAL;
+    b->chunk_end = malloc((nchunks ? nchunks : 1) * sizeof *b->chunk_end);
+    b->bufs = calloc(nchunks ? nchunks : 1, sizeof *b->bufs);
+    b->ends = malloc((ndocs ? ndocs : 1) * sizeof *b->ends);
+    b->done = calloc(nchunks ? nchunks : 1, sizeof *b->done);
+    b->rc = calloc(nchunks ? nchunks : 1, sizeof *b->rc);
+    int mu_ok = pthread_mutex_init(&b->mu, NULL) == 0;
+    int cv_ok = pthread_cond_init(&b->cv, NULL) == 0;
+    if (!b->chunk_end || !b->bufs || !b->ends || !b->done || !b->rc || !mu_ok || !cv_ok) {
+        if (mu_ok) pthread_mutex_destroy(&b->mu);
+        if (cv_ok) pthread_cond_destroy(&b->cv);
+        free(b->chunk_end);
+        free(b->bufs);
+        free(b->ends);
+        free(b->done);
+        free(b->rc);
+        free(b);
+        return NULL;
+    }
+    if (nchunks) memcpy(b->chunk_end, chunk_end, nchunks * sizeof *chunk_end);
+    return b;
+}
+
+void bpe_batch_free(bpe_batch *b) {
+    if (!b) return;
+    for (size_t k = 0; k < b->nchunks; k++) bpe_buf_free(&b->bufs[k]);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    free(b->chunk_end);
+    free(b->bufs);
+    free(b->ends);
+    free(b->done);
+    free(b->rc);
+    free(b);
+}
+
+static void batch_signal(bpe_batch *b, size_t k, int rc) {
+    pthread_mutex_lock(&b->mu);
+    b->rc[k] = rc;
+    __atomic_store_n(&b->done[k], 1, __ATOMIC_RELEASE); /* after the chunk's ids and ends */
+    if (rc) __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+size_t bpe_batch_work(bpe_batch *b, size_t max_chunks) {
+    size_t n = 0;
+    while (!max_chunks || n < max_chunks) {
+        if (__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) break;
+        /* chunks are taken in order: every chunk below the counter has a thread that finishes
+           it, even if the batch stops meanwhile (bpe_batch_wait relies on it) */
+        size_t k = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+        if (k >= b->nchunks) break;
+        size_t lo = k ? b->chunk_end[k - 1] : 0, hi = b->chunk_end[k];
+        bpe_buf *out = &b->bufs[k];
+        int rc = 0;
+        if (__atomic_load_n(&b->ready, __ATOMIC_ACQUIRE) < hi) {
+            /* the caller is still converting the texts (it does so while the first chunks
+               are encoded): wait for this chunk's */
+            pthread_mutex_lock(&b->mu);
+            while (__atomic_load_n(&b->ready, __ATOMIC_ACQUIRE) < hi &&
+                   !__atomic_load_n(&b->stop, __ATOMIC_RELAXED))
+                pthread_cond_wait(&b->cv, &b->mu);
+            pthread_mutex_unlock(&b->mu);
+            if (__atomic_load_n(&b->ready, __ATOMIC_ACQUIRE) < hi) rc = -5; /* stopped */
+        }
+        for (size_t i = lo; i < hi && !rc; i++) {
+            rc = bpe_encode_scan(b->t, b->dfa, b->datas[i], b->lens[i], b->flags, out, NULL, 0, SIZE_MAX);
+            b->ends[i] = out->len;
+        }
+        batch_signal(b, k, rc);
+        n++;
+    }
+    return n;
+}
+
+int bpe_batch_done(bpe_batch *b, size_t k) {
+    if (k >= b->nchunks) return -3;
+    return __atomic_load_n(&b->done[k], __ATOMIC_ACQUIRE);
+}
+
+int bpe_batch_wait(bpe_batch *b, size_t k) {
+    if (k >= b->nchunks) return -3;
+    if (!__atomic_load_n(&b->done[k], __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&b->mu);
+        for (;;) {
+            if (__atomic_load_n(&b->done[k], __ATOMIC_ACQUIRE)) break;
+            /* stopped and never taken: no thread will finish it */
+            if (__atomic_load_n(&b->stop, __ATOMIC_RELAXED) &&
+                __atomic_load_n(&b->next, __ATOMIC_RELAXED) <= k) {
+                pthread_mutex_unlock(&b->mu);
+                return -5;
+            }
+            pthread_cond_wait(&b->cv, &b->mu);
+        }
+        pthread_mutex_unlock(&b->mu);
+    }
+    return b->rc[k];
+}
+
+const uint32_t *bpe_batch_ids(bpe_batch *b, size_t k, size_t *n, const size_t **ends) {
+    if (k >= b->nchunks || !__atomic_load_n(&b->done[k], __ATOMIC_ACQUIRE)) return NULL;
+    *n = b->bufs[k].len;
+    *ends = b->ends + (k ? b->chunk_end[k - 1] : 0);
+    return b->bufs[k].ids;
+}
+
+void bpe_batch_release(bpe_batch *b, size_t k) {
+    if (k < b->nchunks && __atomic_load_n(&b->done[k], __ATOMIC_ACQUIRE)) bpe_buf_free(&b->bufs[k]);
+}
+
+void bpe_batch_set_ready(bpe_batch *b, size_t ndocs) {
+    if (ndocs > b->ndocs) ndocs = b->ndocs;
+    pthread_mutex_lock(&b->mu);
+    if (ndocs > b->ready) __atomic_store_n(&b->ready, ndocs, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+void bpe_batch_stop(bpe_batch *b) {
+    pthread_mutex_lock(&b->mu);
+    __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
 /* ------------------------------------------------------------------ decode */
 
 int64_t bpe_decode_len(const bpe_table *t, const uint32_t *ids, size_t n) {
