@@ -435,28 +435,35 @@ def test_batch_threads_errors_stop_cleanly():
     assert tiny.encode_ordinary_batch(texts, num_threads=3) == [[97, 98, 99] * 300] * 100
 
 
-def test_batch_rejects_bad_chunk_bounds():
-    """bpe_batch_new checks its chunk bounds (every chunk has a text, the last ends at ndocs)."""
+def test_batch_c_api():
+    """bpe_batch_new checks its arguments (every chunk has a text, the last ends at ndocs, 1 to
+    4096 threads); chunks are taken region by region and handed out as they finish."""
     from scantok._native import ffi, lib
 
     e = enc("o200k_base")
     data = [ffi.new("uint8_t[]", b"ab")] * 3
     ptrs, lens = ffi.new("const uint8_t *[]", data), ffi.new("size_t[]", [2, 2, 2])
-    for bounds in ([1, 1, 3], [2, 4], [3, 2], [2]):
-        assert lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", bounds), len(bounds), 0) == ffi.NULL
-    b = lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", [1, 3]), 2, 0)
+    for bounds, nt in (([1, 1, 3], 2), ([2, 4], 2), ([3, 2], 2), ([2], 2), ([1, 3], 0), ([1, 3], 4097)):
+        assert lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", bounds), len(bounds), nt, 0) == ffi.NULL
+    b = lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", [1, 2, 3]), 3, 2, 0)
     assert b != ffi.NULL
-    assert lib.bpe_batch_done(b, 0) == 0 and lib.bpe_batch_done(b, 2) == -3
-    lib.bpe_batch_set_ready(b, 3)
-    assert lib.bpe_batch_work(b, 0) == 2
-    assert lib.bpe_batch_wait(b, 1) == 0 and lib.bpe_batch_wait(b, 2) == -3
+    lo, hi = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.bpe_batch_region(b, 1, lo, hi)
+    assert (lo[0], hi[0]) == (1, 3)
+    assert lib.bpe_batch_next(b, 0) == -1 and lib.bpe_batch_rc(b, 0) == -3
+    for k in range(3):
+        lib.bpe_batch_set_ready(b, k)
+    assert lib.bpe_batch_work(b, 1, 1) == 1  # thread 1: the front of its region, chunk 1
+    assert lib.bpe_batch_next(b, 0) == 1 and lib.bpe_batch_rc(b, 1) == 0
+    assert lib.bpe_batch_work(b, 0, 1) == 2  # then its chunk 2, then the last of region 0
+    assert [lib.bpe_batch_next(b, 1) for _ in range(3)] == [2, 0, -3]
     n, ends = ffi.new("size_t *"), ffi.new("const size_t **")
-    ids = lib.bpe_batch_ids(b, 1, n, ends)
-    assert [ids[i] for i in range(n[0])] == e.encode_ordinary("ab") * 2 and list(ends[0][0:2]) == [1, 2]
+    ids = lib.bpe_batch_ids(b, 2, n, ends)
+    assert [ids[i] for i in range(n[0])] == e.encode_ordinary("ab") and ends[0][0] == 1
     lib.bpe_batch_free(b)
-    b = lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", [1, 3]), 2, 0)
+    b = lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", [1, 3]), 2, 1, 0)
     lib.bpe_batch_stop(b)  # stopped before anything was taken: nothing will finish
-    assert lib.bpe_batch_work(b, 0) == 0 and lib.bpe_batch_wait(b, 0) == -5
+    assert lib.bpe_batch_work(b, 0, 0) == 0 and lib.bpe_batch_next(b, 1) == -5
     lib.bpe_batch_free(b)
 
 

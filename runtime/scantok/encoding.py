@@ -500,13 +500,13 @@ class Encoding:
         return self._encode_ordinary_shared(items, min(num_threads, len(items)))
 
     def _encode_ordinary_shared(self, texts: list[str], nt: int) -> list[list[int]]:
-        """encode_ordinary of each text on nt threads sharing one C batch (bpe_batch_*): nt - 1
-        pool threads only encode (they never take the GIL until the batch is done); this thread
-        converts the texts to UTF-8 while they start, then builds the lists of the finished
-        chunks in order, and encodes chunks itself whenever the next one is not finished yet.
-        (With each worker building its own chunks' lists, as _batch does, the workers queued
-        for the GIL and its hand-offs at every chunk, and the conversion ran before any of
-        them started.)"""
+        """encode_ordinary of each text on nt threads sharing one C batch (bpe_batch_*, which
+        says which chunks a thread takes): nt - 1 pool threads only encode (they never take the
+        GIL until the batch is done); this thread converts the texts to UTF-8 while they start,
+        then builds the lists of the chunks as they finish, and encodes chunks itself whenever
+        none is finished. (With each worker building its own chunks' lists, as _batch does,
+        the workers queued for the GIL and its hand-offs at every chunk, and the conversion ran
+        before any of them started.)"""
         n = len(texts)
         # chunks of about _SHARED_CHUNK_CHARS (whole texts): small enough that the threads
         # finish together (the last chunk is the only one to wait for) and that lists are built
@@ -521,18 +521,26 @@ class Encoding:
             acc += size
             if acc * nchunks >= total * (len(bounds) + 1) or i == n - 1:
                 bounds.append(i + 1)
+        nchunks = len(bounds)
         ptrs = ffi.new("const uint8_t *[]", n)
         lens = ffi.new("size_t[]", n)
-        b = lib.bpe_batch_new(self._t, self._dfa, ptrs, lens, n, ffi.new("size_t[]", bounds), len(bounds), 0)
+        b = lib.bpe_batch_new(self._t, self._dfa, ptrs, lens, n, ffi.new("size_t[]", bounds), nchunks, nt, 0)
         if b == ffi.NULL:
             raise MemoryError("scantok: out of memory while encoding")
         keep = []  # the UTF-8 (bytes, or the str itself when ASCII: read in place), alive until freed
         futures = []
-        out: list[list[int]] = []
+        out: list = [None] * n
         try:
-            lo = 0
-            for k, hi in enumerate(bounds):
-                for i in range(lo, hi):
+            # the texts in the order the threads start on them: each region's first chunk, then
+            # each one's second, ...
+            lo_p, hi_p = ffi.new("size_t *"), ffi.new("size_t *")
+            regions = []
+            for r in range(nt):
+                lib.bpe_batch_region(b, r, lo_p, hi_p)
+                regions.append(range(lo_p[0], hi_p[0]))
+            order = [reg[j] for j in range(max(map(len, regions))) for reg in regions if j < len(reg)]
+            for step, k in enumerate(order):
+                for i in range(bounds[k - 1] if k else 0, bounds[k]):
                     t = texts[i]
                     if type(t) is str and t.isascii():
                         addr, size = _str_utf8(t)
@@ -545,28 +553,30 @@ class Encoding:
                         ptrs[i] = v
                         size = len(d)
                     lens[i] = size
-                lib.bpe_batch_set_ready(b, hi)
-                if k == 0:  # the workers start on the first chunks while the rest is converted
+                lib.bpe_batch_set_ready(b, k)
+                if step == nt - 1:  # the workers start on their first chunks while the rest is converted
                     pool = _thread_pool(nt - 1)
-                    futures = [pool.submit(lib.bpe_batch_work, b, 0) for _ in range(nt - 1)]
-                lo = hi
+                    futures = [pool.submit(lib.bpe_batch_work, b, 0, w) for w in range(1, nt)]
             nids = ffi.new("size_t *")
             ends_p = ffi.new("const size_t **")
-            lo = 0
-            for k, hi in enumerate(bounds):
-                while not lib.bpe_batch_done(b, k):
-                    if not lib.bpe_batch_work(b, 1):
-                        break  # every chunk is taken: wait for this one
-                _check_rc(lib.bpe_batch_wait(b, k))
+            for _ in range(nchunks):
+                k = lib.bpe_batch_next(b, 0)
+                while k == -1 and lib.bpe_batch_work(b, 1, 0):
+                    k = lib.bpe_batch_next(b, 0)
+                if k == -1:
+                    k = lib.bpe_batch_next(b, 1)  # every chunk is taken: wait for one
+                if k < 0:
+                    raise RuntimeError(f"scantok: internal encoder error {k}")
+                _check_rc(lib.bpe_batch_rc(b, k))
                 addr = int(ffi.cast("uintptr_t", lib.bpe_batch_ids(b, k, nids, ends_p)))
                 ends = ends_p[0]
+                lo = bounds[k - 1] if k else 0
                 prev = 0
-                for i in range(hi - lo):
+                for i in range(bounds[k] - lo):
                     end = ends[i]
-                    out.append(_ids_to_list(addr + 4 * prev, end - prev) if end > prev else [])
+                    out[lo + i] = _ids_to_list(addr + 4 * prev, end - prev) if end > prev else []
                     prev = end
                 lib.bpe_batch_release(b, k)
-                lo = hi
         finally:
             lib.bpe_batch_stop(b)  # after an error: the workers take no more chunks
             for f in futures:
