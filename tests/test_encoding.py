@@ -388,9 +388,10 @@ def test_threads_parallel_and_exact():
 @pytest.mark.parametrize("threads", [2, 3, 8])
 def test_batch_threads_share_chunks_exactly(threads):
     """encode_ordinary_batch on several threads (the shared C batch: workers take chunks, the
-    caller converts texts and builds lists as chunks finish) gives tiktoken's ids for every
-    kind of text: ASCII, non-ASCII, empty, lone surrogates (tiktoken's fix-up), a str subclass,
-    one text far larger than a chunk; and for fewer texts than threads."""
+    caller converts texts and builds lists in order) gives tiktoken's ids for every kind of
+    text: ASCII (read in place), non-ASCII (converted), empty, lone surrogates (tiktoken's
+    fix-up), a str subclass, one text far larger than a chunk; and for fewer texts than
+    threads."""
     name = "o200k_base"
     e, ref = enc(name), tiktoken_encoding(name)
 

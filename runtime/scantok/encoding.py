@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, L
 from ._native import ffi, lib
 from ._pylist import ids_to_list as _ids_to_list
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
+from ._pylist import str_utf8 as _str_utf8
 
 if TYPE_CHECKING:
     import numpy as np
@@ -526,7 +527,7 @@ class Encoding:
         b = lib.bpe_batch_new(self._t, self._dfa, ptrs, lens, n, ffi.new("size_t[]", bounds), nchunks, nt, 0)
         if b == ffi.NULL:
             raise MemoryError("scantok: out of memory while encoding")
-        keep = []  # the UTF-8 of the texts, alive until the batch is freed
+        keep = []  # the UTF-8 (bytes, or the str itself when ASCII: read in place), alive until freed
         futures = []
         out: list = [None] * n
         try:
@@ -539,14 +540,19 @@ class Encoding:
                 regions.append(range(lo_p[0], hi_p[0]))
             order = [reg[j] for j in range(max(map(len, regions))) for reg in regions if j < len(reg)]
             for step, k in enumerate(order):
-                lo, hi = bounds[k - 1] if k else 0, bounds[k]
-                # a chunk at a time, as _encode_ordinary_many does all (list comprehensions and
-                # slice stores cost half of a loop per text with an in-place read for ASCII)
-                datas = [_utf8(t) for t in texts[lo:hi]]
-                views = [ffi.from_buffer("uint8_t[]", d) for d in datas]
-                keep.append(views)
-                ptrs[lo:hi] = views
-                lens[lo:hi] = [len(d) for d in datas]
+                for i in range(bounds[k - 1] if k else 0, bounds[k]):
+                    t = texts[i]
+                    if type(t) is str and t.isascii():
+                        addr, size = _str_utf8(t)
+                        keep.append(t)
+                        ptrs[i] = ffi.cast("const uint8_t *", addr)
+                    else:
+                        d = _utf8(t)
+                        v = ffi.from_buffer("uint8_t[]", d)
+                        keep.append(v)
+                        ptrs[i] = v
+                        size = len(d)
+                    lens[i] = size
                 lib.bpe_batch_set_ready(b, k)
                 if step == nt - 1:  # the workers start on their first chunks while the rest is converted
                     pool = _thread_pool(nt - 1)
