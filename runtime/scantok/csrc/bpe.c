@@ -1588,19 +1588,23 @@ bpe_batch *bpe_batch_new(const bpe_table *t, const void *dfa, const uint8_t *con
         return NULL;
     }
     if (nchunks) memcpy(b->chunk_end, chunk_end, nchunks * sizeof *chunk_end);
-    for (size_t r = 0; r < nthreads; r++) {
-        /* nchunks * r fits: nchunks <= ndocs (a text per chunk) and nthreads <= 4096 */
-        b->rlo[r] = (size_t)((unsigned __int128)nchunks * r / nthreads);
-        b->rhi[r] = (size_t)((unsigned __int128)nchunks * (r + 1) / nthreads);
-    }
+    for (size_t r = 0; r < nthreads; r++) bpe_batch_region(b, r, &b->rlo[r], &b->rhi[r]);
     return b;
+}
+
+/* floor(nchunks * r / nthreads) without overflow (32-bit size_t included): with q, m the
+   quotient and remainder of nchunks / nthreads it is q * r + floor(m * r / nthreads), and
+   m * r < 4096 * 4096. */
+static size_t region_start(const bpe_batch *b, size_t r) {
+    size_t q = b->nchunks / b->nthreads, m = b->nchunks % b->nthreads;
+    return q * r + m * r / b->nthreads;
 }
 
 void bpe_batch_region(const bpe_batch *b, size_t r, size_t *lo, size_t *hi) {
     *lo = *hi = 0;
     if (r >= b->nthreads) return;
-    *lo = (size_t)((unsigned __int128)b->nchunks * r / b->nthreads);
-    *hi = (size_t)((unsigned __int128)b->nchunks * (r + 1) / b->nthreads);
+    *lo = region_start(b, r);
+    *hi = region_start(b, r + 1);
 }
 
 void bpe_batch_free(bpe_batch *b) {
