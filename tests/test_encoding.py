@@ -385,6 +385,88 @@ def test_threads_parallel_and_exact():
     assert e.decode_batch(want, num_threads=2) == [e.decode(w) for w in want]
 
 
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_batch_threads_share_chunks_exactly(threads):
+    """encode_ordinary_batch on several threads (the shared C batch: workers take chunks, the
+    caller converts texts and builds lists in order) gives tiktoken's ids for every kind of
+    text: ASCII (read in place), non-ASCII (converted), empty, lone surrogates (tiktoken's
+    fix-up), a str subclass, one text far larger than a chunk; and for fewer texts than
+    threads."""
+    name = "o200k_base"
+    e, ref = enc(name), tiktoken_encoding(name)
+
+    class S(str):
+        pass
+
+    rng = random.Random(threads)
+    en, multi = load_corpus("en"), load_corpus("multi")
+    docs = []
+    for i in range(300):
+        a = rng.randrange(0, 500_000)
+        docs.append((en if i % 3 else multi)[a : a + rng.choice([0, 1, 50, 3000, 9000])])
+    docs[7] = "lone \ud800 surrogate \udfff" * 40
+    docs[8] = S("a str subclass  with  spaces\n\n")
+    docs[150] = en[:600_000]  # larger than a chunk: a chunk of its own
+    want = [ref.encode_ordinary(d) for d in docs]
+    for _ in range(2):  # cold caches, then warm
+        assert e.encode_ordinary_batch(docs, num_threads=threads) == want
+    assert e.encode_ordinary_batch(docs[:2], num_threads=threads) == want[:2]
+    assert e.encode_ordinary_batch(docs[:1], num_threads=threads) == want[:1]
+    assert e.encode_ordinary_batch(iter(docs[:5]), num_threads=threads) == want[:5]
+
+
+def test_batch_threads_errors_stop_cleanly():
+    """An item that is not a str (found while the workers already run), and a chunk the
+    vocabulary cannot encode: a clear error, no hang, and the next batch works."""
+    e = enc("cl100k_base")
+    docs = ["some text %d " % i * 50 for i in range(200)]
+    want = [e.encode_ordinary(d) for d in docs]
+    with pytest.raises(TypeError):
+        e.encode_ordinary_batch(docs[:150] + [12] + docs[150:], num_threads=2)
+    assert e.encode_ordinary_batch(docs, num_threads=2) == want
+    t = tiktoken_encoding("cl100k_base")
+    small = {bytes([b]): b for b in range(97, 123)}
+    tiny = scantok.Encoding("tiny", pat_str=t._pat_str, mergeable_ranks=small, special_tokens={})
+    texts = ["abc" * 300] * 100
+    texts[60] = "ABC"
+    with pytest.raises(ValueError, match="no token"):
+        tiny.encode_ordinary_batch(texts, num_threads=3)
+    texts[60] = "abc" * 300
+    assert tiny.encode_ordinary_batch(texts, num_threads=3) == [[97, 98, 99] * 300] * 100
+
+
+def test_batch_c_api():
+    """bpe_batch_new checks its arguments (every chunk has a text, the last ends at ndocs, 1 to
+    4096 threads); chunks are taken region by region and handed out as they finish."""
+    from scantok._native import ffi, lib
+
+    e = enc("o200k_base")
+    data = [ffi.new("uint8_t[]", b"ab")] * 3
+    ptrs, lens = ffi.new("const uint8_t *[]", data), ffi.new("size_t[]", [2, 2, 2])
+    for bounds, nt in (([1, 1, 3], 2), ([2, 4], 2), ([3, 2], 2), ([2], 2), ([1, 3], 0), ([1, 3], 4097)):
+        assert lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", bounds), len(bounds), nt, 0) == ffi.NULL
+    b = lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", [1, 2, 3]), 3, 2, 0)
+    assert b != ffi.NULL
+    lo, hi = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.bpe_batch_region(b, 1, lo, hi)
+    assert (lo[0], hi[0]) == (1, 3)
+    assert lib.bpe_batch_next(b, 0) == -1 and lib.bpe_batch_rc(b, 0) == -3
+    for k in range(3):
+        lib.bpe_batch_set_ready(b, k)
+    assert lib.bpe_batch_work(b, 1, 1) == 1  # thread 1: the front of its region, chunk 1
+    assert lib.bpe_batch_next(b, 0) == 1 and lib.bpe_batch_rc(b, 1) == 0
+    assert lib.bpe_batch_work(b, 0, 1) == 2  # then its chunk 2, then the last of region 0
+    assert [lib.bpe_batch_next(b, 1) for _ in range(3)] == [2, 0, -3]
+    n, ends = ffi.new("size_t *"), ffi.new("const size_t **")
+    ids = lib.bpe_batch_ids(b, 2, n, ends)
+    assert [ids[i] for i in range(n[0])] == e.encode_ordinary("ab") and ends[0][0] == 1
+    lib.bpe_batch_free(b)
+    b = lib.bpe_batch_new(e._t, e._dfa, ptrs, lens, 3, ffi.new("size_t[]", [1, 3]), 2, 1, 0)
+    lib.bpe_batch_stop(b)  # stopped before anything was taken: nothing will finish
+    assert lib.bpe_batch_work(b, 0, 0) == 0 and lib.bpe_batch_next(b, 1) == -5
+    lib.bpe_batch_free(b)
+
+
 def test_c_calls_release_the_gil():
     """While one thread is inside the C encoder, another thread keeps running Python code
     (so encode_batch's threads really run in parallel): the main thread's longest pause

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, L
 from ._native import ffi, lib
 from ._pylist import ids_to_list as _ids_to_list
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
+from ._pylist import str_utf8 as _str_utf8
 
 if TYPE_CHECKING:
     import numpy as np
@@ -188,6 +189,7 @@ def _scanner_for(pat_str: str, scanner_name: str | None):
 
 
 _CHUNKS_PER_THREAD = 8  # see Encoding._batch
+_SHARED_CHUNK_CHARS = 32 << 10  # see Encoding._encode_ordinary_shared
 _pools: dict = {}
 _pools_lock = threading.Lock()
 if hasattr(os, "register_at_fork"):
@@ -492,7 +494,95 @@ class Encoding:
 
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encodes a list of strings in parallel (threads; the C encoder releases the GIL)."""
-        return self._batch(self.encode_ordinary, text, num_threads, many=self._encode_ordinary_many)
+        items = list(text)
+        if num_threads <= 1 or len(items) <= 1:
+            return self._encode_ordinary_many(items)
+        return self._encode_ordinary_shared(items, min(num_threads, len(items)))
+
+    def _encode_ordinary_shared(self, texts: list[str], nt: int) -> list[list[int]]:
+        """encode_ordinary of each text on nt threads sharing one C batch (bpe_batch_*, which
+        says which chunks a thread takes): nt - 1 pool threads only encode (they never take the
+        GIL until the batch is done); this thread converts the texts to UTF-8 while they start,
+        then builds the lists of the chunks as they finish, and encodes chunks itself whenever
+        none is finished. (With each worker building its own chunks' lists, as _batch does,
+        the workers queued for the GIL and its hand-offs at every chunk, and the conversion ran
+        before any of them started.)"""
+        n = len(texts)
+        # chunks of about _SHARED_CHUNK_CHARS (whole texts): small enough that the threads
+        # finish together (the last chunk is the only one to wait for) and that lists are built
+        # while the others encode; a chunk costs a few calls. Sizes in characters: the UTF-8 is
+        # not made yet (bad items fail in _utf8 below, clearly).
+        sizes = [len(t) if type(t) is str else 1 for t in texts]
+        total = sum(sizes) or 1
+        nchunks = max(nt * 4, min(n, total // _SHARED_CHUNK_CHARS))
+        bounds = []
+        acc = 0
+        for i, size in enumerate(sizes):
+            acc += size
+            if acc * nchunks >= total * (len(bounds) + 1) or i == n - 1:
+                bounds.append(i + 1)
+        nchunks = len(bounds)
+        ptrs = ffi.new("const uint8_t *[]", n)
+        lens = ffi.new("size_t[]", n)
+        b = lib.bpe_batch_new(self._t, self._dfa, ptrs, lens, n, ffi.new("size_t[]", bounds), nchunks, nt, 0)
+        if b == ffi.NULL:
+            raise MemoryError("scantok: out of memory while encoding")
+        keep = []  # the UTF-8 (bytes, or the str itself when ASCII: read in place), alive until freed
+        futures = []
+        out: list = [None] * n
+        try:
+            # the texts in the order the threads start on them: each region's first chunk, then
+            # each one's second, ...
+            lo_p, hi_p = ffi.new("size_t *"), ffi.new("size_t *")
+            regions = []
+            for r in range(nt):
+                lib.bpe_batch_region(b, r, lo_p, hi_p)
+                regions.append(range(lo_p[0], hi_p[0]))
+            order = [reg[j] for j in range(max(map(len, regions))) for reg in regions if j < len(reg)]
+            for step, k in enumerate(order):
+                for i in range(bounds[k - 1] if k else 0, bounds[k]):
+                    t = texts[i]
+                    if type(t) is str and t.isascii():
+                        addr, size = _str_utf8(t)
+                        keep.append(t)
+                        ptrs[i] = ffi.cast("const uint8_t *", addr)
+                    else:
+                        d = _utf8(t)
+                        v = ffi.from_buffer("uint8_t[]", d)
+                        keep.append(v)
+                        ptrs[i] = v
+                        size = len(d)
+                    lens[i] = size
+                lib.bpe_batch_set_ready(b, k)
+                if step == nt - 1:  # the workers start on their first chunks while the rest is converted
+                    pool = _thread_pool(nt - 1)
+                    futures = [pool.submit(lib.bpe_batch_work, b, 0, w) for w in range(1, nt)]
+            nids = ffi.new("size_t *")
+            ends_p = ffi.new("const size_t **")
+            for _ in range(nchunks):
+                k = lib.bpe_batch_next(b, 0)
+                while k == -1 and lib.bpe_batch_work(b, 1, 0):
+                    k = lib.bpe_batch_next(b, 0)
+                if k == -1:
+                    k = lib.bpe_batch_next(b, 1)  # every chunk is taken: wait for one
+                if k < 0:
+                    raise RuntimeError(f"scantok: internal encoder error {k}")
+                _check_rc(lib.bpe_batch_rc(b, k))
+                addr = int(ffi.cast("uintptr_t", lib.bpe_batch_ids(b, k, nids, ends_p)))
+                ends = ends_p[0]
+                lo = bounds[k - 1] if k else 0
+                prev = 0
+                for i in range(bounds[k] - lo):
+                    end = ends[i]
+                    out[lo + i] = _ids_to_list(addr + 4 * prev, end - prev) if end > prev else []
+                    prev = end
+                lib.bpe_batch_release(b, k)
+        finally:
+            lib.bpe_batch_stop(b)  # after an error: the workers take no more chunks
+            for f in futures:
+                f.result()
+            lib.bpe_batch_free(b)
+        return out
 
     def _encode_ordinary_many(self, texts: Sequence[str]) -> list[list[int]]:
         """encode_ordinary of each text, with one C call (GIL released) for all of them."""

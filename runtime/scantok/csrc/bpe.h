@@ -92,6 +92,45 @@ int bpe_encode_many(const bpe_table *t, const void *dfa, const uint8_t *const *d
                     const size_t *lens, size_t ndocs, int flags, bpe_buf *out, size_t *ends,
                     size_t *failed);
 
+/* A batch shared by threads: the texts cut into chunks (chunk k is texts chunk_end[k - 1] ..
+   chunk_end[k] - 1), which nthreads threads encode at once (bpe_batch_work; thread `who`
+   starts on a region of its own, see bpe.c), while one of them, holding the GIL, turns the
+   finished chunks into lists as they finish (bpe_batch_next, bpe_batch_ids) and encodes chunks
+   itself in between (bpe_batch_work with max_chunks 1). The threads that only encode never
+   need the GIL. The caller sets each chunk's texts (datas, lens) before bpe_batch_set_ready
+   for it, possibly while other chunks are encoded; they, the lengths and the bounds stay alive
+   and unchanged until bpe_batch_free, which may only be called once every call of
+   bpe_batch_work has returned. */
+typedef struct bpe_batch bpe_batch;
+/* NULL without memory, with chunk bounds that do not increase to ndocs, or with nthreads 0 or
+   above 4096. */
+bpe_batch *bpe_batch_new(const bpe_table *t, const void *dfa, const uint8_t *const *datas,
+                         const size_t *lens, size_t ndocs, const size_t *chunk_end,
+                         size_t nchunks, size_t nthreads, int flags);
+void bpe_batch_free(bpe_batch *b);
+/* Thread r's region: chunks *lo .. *hi - 1 (the order in which to make chunks ready). */
+void bpe_batch_region(const bpe_batch *b, size_t r, size_t *lo, size_t *hi);
+/* Chunk k's texts are set. */
+void bpe_batch_set_ready(bpe_batch *b, size_t k);
+/* Thread `who` (0 .. nthreads - 1) takes and encodes chunks until none is left, or max_chunks
+   of them (0: no limit), or the batch is stopped (an error in a chunk, or bpe_batch_stop).
+   Returns how many it encoded. */
+size_t bpe_batch_work(bpe_batch *b, size_t max_chunks, size_t who);
+/* A finished chunk not handed out before (in the order they finished), or -1 if none is
+   finished yet (block 0) ; with block 1 it waits for one. -3 when every chunk has been handed
+   out, -5 when the batch has stopped and no chunk being encoded is left. */
+int64_t bpe_batch_next(bpe_batch *b, int block);
+/* A finished chunk's result (0, or an error as bpe_encode_scan's; -5 if the batch stopped
+   before its texts were ready), -3 if there is no such finished chunk. */
+int bpe_batch_rc(bpe_batch *b, size_t k);
+/* A finished chunk's ids (*n of them) and the end of each of its texts in them
+   (ends[i - first] for text i of the chunk); NULL before it is finished. */
+const uint32_t *bpe_batch_ids(bpe_batch *b, size_t k, size_t *n, const size_t **ends);
+/* Frees a finished chunk's ids (they are no longer needed). */
+void bpe_batch_release(bpe_batch *b, size_t k);
+/* No chunk is taken after this (chunks being encoded are finished). */
+void bpe_batch_stop(bpe_batch *b);
+
 /* Decoding. bpe_decode_len returns the byte length of the concatenation, or -1 - i where
    i is the index of the first id with no bytes. bpe_decode writes it (call after len). */
 int64_t bpe_decode_len(const bpe_table *t, const uint32_t *ids, size_t n);
