@@ -26,6 +26,11 @@ Method (peers with piece caches look several times faster when they re-encode a 
 * load: a fresh process (``subprocess``) imports the library, then loads the encoding (scantok
   with a warm cache); both times and the peak RSS (``VmHWM``), medians of 3;
 * every library's ids are checked against tiktoken's on each timed text (``exact``);
+* ``gc.collect()`` runs before each timed call (after the warming), for every library: the
+  output lists of the library timed before (kept for the exactness check) are young objects,
+  and the cyclic GC's passes over them otherwise fell into the next library's timing (on
+  ``batch2`` they took scantok's 2-thread batch on en from ~215 to ~125 MB/s: its calling
+  thread, which builds the lists, is on the critical path);
 * short texts: µs per ``encode_ordinary`` call on a chat-sized message and a line of code;
 * pathological inputs (``" " * 10**6 + "x"``, ``"a" * 10**7``, 10**7 random letters): each
   library in a fresh process with ``--timeout``; a crash or a stall is reported as such.
@@ -35,6 +40,7 @@ Peers that are not installed (or cannot load offline) are skipped and the table 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -412,6 +418,7 @@ def bench_steady(args, adapters_by_enc, corpora):
                 for lib, fn, inst in interleaved(adapters, mode, args.repeat):
                     for d in warm_docs:
                         fn(inst, d)
+                    gc.collect()  # see the module docstring
                     passes = []
                     for order in orders:
                         t0 = CLOCK[args.clock]()
@@ -489,6 +496,7 @@ def bench(args):
                 outs = {}
                 for lib, fn, inst in interleaved(adapters, mode, args.repeat):
                     fn(inst, warm_arg)
+                    gc.collect()  # see the module docstring
                     clock = CLOCK["wall" if mode == "batch2" else args.clock]
                     t0 = clock()
                     outs[lib] = fn(inst, arg)
