@@ -421,8 +421,10 @@ def test_batch_threads_errors_stop_cleanly():
     e = enc("cl100k_base")
     docs = ["some text %d " % i * 50 for i in range(200)]
     want = [e.encode_ordinary(d) for d in docs]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"text\[150\] is int"):
         e.encode_ordinary_batch(docs[:150] + [12] + docs[150:], num_threads=2)
+    with pytest.raises(TypeError, match=r"text\[1\] is NoneType"):
+        e.encode_ordinary_batch(docs[:1] + [None], num_threads=1)
     assert e.encode_ordinary_batch(docs, num_threads=2) == want
     t = tiktoken_encoding("cl100k_base")
     small = {bytes([b]): b for b in range(97, 123)}

@@ -188,6 +188,17 @@ def _scanner_for(pat_str: str, scanner_name: str | None):
     return scantok.compile(pat_str)
 
 
+def _split_ids(addr: int, ends, n: int) -> list[list[int]]:
+    """The uint32 ids at addr cut into one list per text: ends[i] is text i's end in them."""
+    out = []
+    prev = 0
+    for i in range(n):
+        end = ends[i]
+        out.append(_ids_to_list(addr + 4 * prev, end - prev) if end > prev else [])
+        prev = end
+    return out
+
+
 _CHUNKS_PER_THREAD = 8  # see Encoding._batch
 _SHARED_CHUNK_CHARS = 32 << 10  # see Encoding._encode_ordinary_shared
 _pools: dict = {}
@@ -495,9 +506,16 @@ class Encoding:
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encodes a list of strings in parallel (threads; the C encoder releases the GIL)."""
         items = list(text)
-        if num_threads <= 1 or len(items) <= 1:
-            return self._encode_ordinary_many(items)
-        return self._encode_ordinary_shared(items, min(num_threads, len(items)))
+        try:
+            if num_threads <= 1 or len(items) <= 1:
+                return self._encode_ordinary_many(items)
+            return self._encode_ordinary_shared(items, min(num_threads, len(items)))
+        except TypeError:
+            bad = next((i for i, t in enumerate(items) if not isinstance(t, str)), None)
+            if bad is None:
+                raise
+            raise TypeError(f"encode_ordinary_batch: text[{bad}] is {type(items[bad]).__name__}, "
+                            "expected str") from None
 
     def _encode_ordinary_shared(self, texts: list[str], nt: int) -> list[list[int]]:
         """encode_ordinary of each text on nt threads sharing one C batch (bpe_batch_*, which
@@ -569,13 +587,8 @@ class Encoding:
                     raise RuntimeError(f"scantok: internal encoder error {k}")
                 _check_rc(lib.bpe_batch_rc(b, k))
                 addr = int(ffi.cast("uintptr_t", lib.bpe_batch_ids(b, k, nids, ends_p)))
-                ends = ends_p[0]
                 lo = bounds[k - 1] if k else 0
-                prev = 0
-                for i in range(bounds[k] - lo):
-                    end = ends[i]
-                    out[lo + i] = _ids_to_list(addr + 4 * prev, end - prev) if end > prev else []
-                    prev = end
+                out[lo:bounds[k]] = _split_ids(addr, ends_p[0], bounds[k] - lo)
                 lib.bpe_batch_release(b, k)
         finally:
             lib.bpe_batch_stop(b)  # after an error: the workers take no more chunks
@@ -597,14 +610,7 @@ class Encoding:
         try:
             _check_rc(lib.bpe_encode_many(self._t, self._dfa, ffi.new("const uint8_t *[]", views),
                                           ffi.new("size_t[]", [len(d) for d in datas]), n, 0, buf, ends, failed))
-            addr = int(ffi.cast("uintptr_t", buf.ids))
-            out = []
-            prev = 0
-            for i in range(n):
-                end = ends[i]
-                out.append(_ids_to_list(addr + 4 * prev, end - prev) if end > prev else [])
-                prev = end
-            return out
+            return _split_ids(int(ffi.cast("uintptr_t", buf.ids)), ends, n)
         finally:
             lib.bpe_buf_free(buf)
 

@@ -424,7 +424,7 @@ static inline size_t argmin_scalar(const uint32_t *rk, size_t n, uint32_t *best)
 #define HAVE_ARGMIN_AVX2 1
 __attribute__((target("avx2"))) static inline size_t argmin_avx2(const uint32_t *rk, size_t n,
                                                                   uint32_t *best) {
-    /* A piece of up to 8 bytes: its ranks were just stored one by one, and a 32-byte load
+    /* A piece of up to 16 bytes: its ranks were just stored one by one, and a 32-byte load
        of them waits until those stores reach L1 (no store-to-load forwarding across
        stores); scalar loads are forwarded. */
     if (n <= 16) return argmin_scalar(rk, n, best);
@@ -1658,11 +1658,9 @@ size_t bpe_batch_work(bpe_batch *b, size_t max_chunks, size_t who) {
         int rc = __atomic_load_n(&b->ready[k], __ATOMIC_ACQUIRE) ? 0 : -5; /* -5: stopped */
         pthread_mutex_unlock(&b->mu);
         size_t lo = k ? b->chunk_end[k - 1] : 0, hi = b->chunk_end[k];
-        bpe_buf *out = &b->bufs[k];
-        for (size_t i = lo; i < hi && !rc; i++) {
-            rc = bpe_encode_scan(b->t, b->dfa, b->datas[i], b->lens[i], b->flags, out, NULL, 0, SIZE_MAX);
-            b->ends[i] = out->len;
-        }
+        if (!rc)
+            rc = bpe_encode_many(b->t, b->dfa, b->datas + lo, b->lens + lo, hi - lo, b->flags,
+                                 &b->bufs[k], b->ends + lo, NULL);
         pthread_mutex_lock(&b->mu);
         b->rc[k] = rc;
         __atomic_store_n(&b->done[k], 1, __ATOMIC_RELEASE); /* after the chunk's ids and ends */
