@@ -5,13 +5,11 @@ from setuptools import Extension, setup
 setup(
     cffi_modules=["build/build_native.py:ffibuilder"],
     # Token ids to Python lists with cached int objects (see the file's header for why this
-    # is not cffi). Limited API, like the cffi module, so one wheel serves every CPython.
+    # is not cffi, and why it uses the full C API where the cffi module is abi3).
     ext_modules=[
         Extension(
             "scantok._pylist",
             sources=["runtime/scantok/cpyext/pylist.c"],
-            define_macros=[("Py_LIMITED_API", "0x030A0000")],
-            py_limited_api=True,
             extra_compile_args=["-O2"],
         )
     ],

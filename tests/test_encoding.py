@@ -300,6 +300,25 @@ def test_pathological_inputs(make):
     assert e.count(text) == len(ids)
 
 
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_large_outputs_exact(name):
+    # Texts of a few MB take the large-output paths: the ids buffer reserved at once for half
+    # as many ids as bytes (random letters need more: it grows past the reservation), and list
+    # slot arrays of more than 4 MiB on huge pages. Ids, list and array, equal tiktoken's.
+    e, t = enc(name), tiktoken_encoding(name)
+    rng = random.Random(11)
+    en = load_corpus("en")
+    letters = "".join(rng.choices(string.ascii_letters, k=3 * 10**6))
+    mixed = en + " " + letters[: 2 * 10**6] + "\n\n" + en
+    for text in (letters, mixed):
+        want = t.encode_ordinary(text)
+        assert len(text) >= 2 << 20 and len(want) * 8 >= 4 << 20
+        got = e.encode_ordinary(text)
+        assert got == want
+        assert e.encode_ordinary_to_numpy(text).tolist() == want
+    assert len(e.encode_ordinary(letters)) > len(letters) // 2  # past the reservation
+
+
 def test_pathological_exact_medium():
     # tiktoken is slow on these (quadratic-ish) but fine at this size
     e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")

@@ -9,7 +9,7 @@ scanner tests against it.
 2. compiles the same sources and cdef as ``build/build_native.py`` (the committed generated C
    and ``runtime/scantok/csrc``) with ``-fsanitize=address,undefined -fno-omit-frame-pointer
    -O1 -g -fno-sanitize-recover=undefined`` into ``<tmp>/scantok/_native*.so``, and
-   ``runtime/scantok/cpyext/pylist.c`` into ``<tmp>/scantok/_pylist.abi3.so``;
+   ``runtime/scantok/cpyext/pylist.c`` into ``<tmp>/scantok/_pylist<EXT_SUFFIX>``;
 3. runs pytest on the scanner and encoder tests with that package first on ``PYTHONPATH``,
    ``LD_PRELOAD`` = the libasan of ``gcc -print-file-name=libasan.so``,
    ``ASAN_OPTIONS=detect_leaks=0``, ``UBSAN_OPTIONS=halt_on_error=1``, ``PYTHONMALLOC=malloc``
@@ -84,9 +84,9 @@ def build_pylist(tmp: Path) -> Path:
     """scantok._pylist (the C-API list builder, see setup.py) with the same sanitizers."""
     import sysconfig
 
-    out = tmp / "scantok" / "_pylist.abi3.so"
+    out = tmp / "scantok" / ("_pylist" + sysconfig.get_config_var("EXT_SUFFIX"))
     subprocess.run(
-        ["gcc", "-shared", "-fPIC", "-O1", "-g", "-Wall", *SAN_FLAGS, "-DPy_LIMITED_API=0x030A0000",
+        ["gcc", "-shared", "-fPIC", "-O1", "-g", "-Wall", *SAN_FLAGS,
          f"-I{sysconfig.get_paths()['include']}", str(REPO / "runtime" / "scantok" / "cpyext" / "pylist.c"),
          "-o", str(out)],
         check=True,

@@ -10,11 +10,20 @@
 
    The int objects are created on first use of each id and kept for the life of the process
    (at most IDS_CACHED of them, about 40 bytes each); ids above that get fresh objects. The
-   table is only touched with the GIL held. Limited API (abi3), like the cffi module. */
+   table is only touched with the GIL held.
+
+   Not the limited API (unlike the cffi module): a list's slots are written in place
+   (PyList_SET_ITEM), and a large list's slot array is backed by huge pages (new_list). With
+   the limited API's PyList_SetItem, each slot is read before it is written, so each 4 KiB page
+   of a new list's calloc'ed array faults twice (zero page, then copy on write): for the 6.1 M
+   ids of 10 MB of random letters that was 24 K faults and 56 ms, against 16 ms now. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch((p), 0, 3)
@@ -47,6 +56,24 @@ static PyObject *cached_pos(size_t v) {
 
 static PyObject *cached_int(uint32_t id) { return cached_pos(id); }
 
+/* A new list of n empty slots. A slot array of HUGE_MIN bytes or more is fresh memory from
+   the OS: advising huge pages for it before it is written replaces a page fault per 4 KiB by
+   one per 2 MiB (a large share of building a list of millions of ids). Advice only: where the
+   OS has no huge pages to give, the list is the same. */
+#define HUGE_MIN ((size_t)4 << 20)
+static PyObject *new_list(Py_ssize_t n) {
+    PyObject *list = PyList_New(n);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (list && (size_t)n * sizeof(PyObject *) >= HUGE_MIN) {
+        const uintptr_t huge = (uintptr_t)1 << 21;
+        uintptr_t a = (uintptr_t)((PyListObject *)list)->ob_item;
+        uintptr_t lo = (a + huge - 1) & ~(huge - 1), hi = (a + (size_t)n * sizeof(PyObject *)) & ~(huge - 1);
+        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    }
+#endif
+    return list;
+}
+
 /* list[at + i] = ids[i] for i < n (a new list's empty slots); -1 with an error set.
    The ints of a large vocabulary (and the table pointing at them) are spread over several MB:
    each token waited for two cache misses, the table entry and then the object's reference
@@ -73,12 +100,12 @@ static int fill_ids(PyObject *list, Py_ssize_t at, const uint32_t *ids, Py_ssize
         PyObject *o = id < IDS_CACHED ? tab[id] : NULL;
         if (o) Py_INCREF(o);
         else if (!(o = cached_pos(id))) return -1;
-        PyList_SetItem(list, at + i, o); /* steals o; cannot fail for a slot of the list */
+        PyList_SET_ITEM(list, at + i, o); /* the slot is empty: nothing to release */
     }
     for (; i < n; i++) {
         PyObject *o = cached_int(ids[i]);
         if (!o) return -1;
-        PyList_SetItem(list, at + i, o);
+        PyList_SET_ITEM(list, at + i, o);
     }
     return 0;
 }
@@ -100,7 +127,7 @@ static PyObject *ids_to_list(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "ids_to_list: NULL address");
         return NULL;
     }
-    PyObject *list = PyList_New(n);
+    PyObject *list = new_list(n);
     if (!list) return NULL;
     if (fill_ids(list, 0, ids, n)) goto fail;
     return list;
