@@ -89,6 +89,7 @@ class _Parser:
         self.p, self.ucd, self.i = pattern, ucd, 0
         self.ignore_case = False
         self.onig = flavor == "onig"
+        self.bags: set[int] = set()  # id() of the bodies of groups other than (?:...), in this tree
 
     # -- helpers
     def error(self, message: str, offset: Optional[int] = None) -> PatternError:
@@ -200,7 +201,20 @@ class _Parser:
     def _check_repeatable(self, atom: Node, at: int) -> Node:
         if isinstance(atom, Look):
             raise self.error("quantifier on a zero-width assertion", at)
+        if self.onig and self._onig_invalid_target(atom):
+            raise self.error("quantifier on alternatives one of which is a zero-width assertion "
+                             "(Oniguruma: target of repeat operator is invalid)", at)
         return atom
+
+    def _onig_invalid_target(self, node: Node) -> bool:
+        # Oniguruma refuses to repeat an anchor (lookarounds and $ are anchors to it), or
+        # alternatives any of which is one; a sequence, or a group other than (?:...), is
+        # always a valid target (is_invalid_quantifier_target in its regparse.c).
+        if id(node) in self.bags:
+            return False
+        if isinstance(node, Look):
+            return True
+        return isinstance(node, Alt) and any(self._onig_invalid_target(x) for x in node.items)
 
     def _counted_ahead(self) -> bool:
         m = _COUNTED.match(self.p, self.i)
@@ -247,11 +261,12 @@ class _Parser:
     def group(self, at: int) -> Node:
         saved_case = self.ignore_case
         look = None
+        bag = True  # Oniguruma's word for a group that is a node of its own (see _check_repeatable)
         if self.peek() == "?":
             self.i += 1
             c = self.take()
             if c == ":":
-                pass
+                bag = False
             elif c in ("=", "!"):
                 look = "in" if c == "=" else "not_in"
             elif c == "<" and self.peek() in ("=", "!"):
@@ -293,6 +308,8 @@ class _Parser:
         self.i += 1
         self.ignore_case = saved_case
         if look is None:
+            if bag:
+                self.bags.add(id(body))
             return body
         single = single_class(body)
         if single is None:
