@@ -508,6 +508,22 @@ def test_onig_empty_iteration_through_an_assertion_ends_the_loop(pattern):
     assert not mismatches, [(t, isolated(sc, t), hf_split(pattern, t)) for t in mismatches[:5]]
 
 
+@pytest.mark.parametrize("cls", [r"[\x41-\x5a]", r"[\x5b-\x7a]", r"[\u0391-\u03a9x]", r"[\x{17f}-\x{180}]", r"[^\n-\x20]"])
+def test_case_insensitive_ranges_with_escaped_ends(cls):
+    """An escaped character in a class is folded with the class, so it can end a range under
+    (?i) (it was folded on its own first, into a set, and refused as a range end)."""
+    import tiktoken
+
+    pattern = f"(?i:{cls})"
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    ranks = {bytes([b]): b for b in range(256)}
+    enc = tiktoken.Encoding("case-range", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    assert "".join(scantok.compile(pattern).split(everything)) == enc.decode(enc.encode_ordinary(everything))
+    if "{" not in cls:  # \x{...} is not Oniguruma syntax
+        sample = "AZaz[]^_`{}\u017f\u212a\u0391\u03c9\u03c2 \n\t xX\u0130\u0131"
+        assert isolated(compiled(pattern, "onig"), sample) == hf_split(pattern, sample)
+
+
 @pytest.mark.parametrize("prop", [r"\p{Lu}", r"\P{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{L}", r"\p{M}", r"\p{N}"])
 def test_case_insensitive_properties_follow_tiktoken(prop):
     """Under (?i) a property is its set closed under simple case folding, as tiktoken's engine

@@ -545,8 +545,11 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     if (L) { start = data + L->so; p = data + L->i; s = L->s; k = L->k; }
 /* A lane goes back to the two-lane loop when four ASCII bytes follow (or at its limit). */
 #define NEXT { if (L && (end - p < 4 || p >= data + L->lim || !((p[0] | p[1] | p[2] | p[3]) & 0x80))) goto suspend; continue; }
-#define EMIT(a, b) do { if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
-                        if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); k++; } while (0)
+#define EMIT(a, b) do { \
+        if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
+        if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); \
+        k++; \
+    } while (0)
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
@@ -790,8 +793,11 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     if (L) { start = data + L->so; p = data + L->i; s = L->s; k = L->k; }
 /* A lane goes back to the two-lane loop when four ASCII bytes follow (or at its limit). */
 #define NEXT { if (L && (end - p < 4 || p >= data + L->lim || !((p[0] | p[1] | p[2] | p[3]) & 0x80))) goto suspend; continue; }
-#define EMIT(a, b) do { if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
-                        if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); k++; } while (0)
+#define EMIT(a, b) do { \
+        if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
+        if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); \
+        k++; \
+    } while (0)
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };
@@ -1041,8 +1047,11 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
     if (L) { start = data + L->so; p = data + L->i; s = L->s; k = L->k; }
 /* A lane goes back to the two-lane loop when four ASCII bytes follow (or at its limit). */
 #define NEXT { if (L && (end - p < 4 || p >= data + L->lim || !((p[0] | p[1] | p[2] | p[3]) & 0x80))) goto suspend; continue; }
-#define EMIT(a, b) do { if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
-                        if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); k++; } while (0)
+#define EMIT(a, b) do { \
+        if (mode & MODE_STARTS) starts[k] = (uint32_t)((a) - data); \
+        if (mode & MODE_ENDS) ends[k] = (uint32_t)((b) - data); \
+        k++; \
+    } while (0)
     for (;;) {
         if (P && end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
             pair_ctx c = { (size_t)(p - data), (size_t)(start - data), k, s };

@@ -366,6 +366,9 @@ class _Parser:
     def escape(self, at: int, in_class: bool) -> Node:
         c = self.take()
         u = self.ucd
+        # a character in a class is folded with the class's other members (so that it can
+        # start or end a range: (?i)[\\x41-\\x5a])
+        fold = (lambda cs, at: cs) if in_class else self.fold
         if c in "wW" and self.onig:
             base = self.onig_word(in_class)
             return Chars(base if c == "w" else base.complement())
@@ -377,16 +380,16 @@ class _Parser:
         if c in "pP":
             return Chars(self.property(c == "P", at, in_class))
         if c in _SIMPLE_ESCAPES:
-            return Chars(self.fold(CharSet.of(_SIMPLE_ESCAPES[c]), at))
+            return Chars(fold(CharSet.of(_SIMPLE_ESCAPES[c]), at))
         if c == "U" and self.onig:
             raise self.error("\\U is not an escape in Oniguruma (it matches 'U')", at)
         if c in "xuU":
-            return Chars(self.fold(CharSet.of(self.hex_escape(c, at)), at))
+            return Chars(fold(CharSet.of(self.hex_escape(c, at)), at))
         if c == "0":
             digits = ""
             while len(digits) < 2 and self.peek() in "01234567" and self.peek():
                 digits += self.take()
-            return Chars(self.fold(CharSet.of(int(digits or "0", 8)), at))
+            return Chars(fold(CharSet.of(int(digits or "0", 8)), at))
         if c.isdigit():
             raise self.error("backreference is not supported", at)
         if c == "Z" and self.onig:
@@ -399,7 +402,7 @@ class _Parser:
             raise self.error(f"{_UNSUPPORTED_ESCAPES[c]} is not supported", at)
         if c.isalnum():
             raise self.error(f"unknown escape \\{c}", at)
-        return Chars(self.fold(CharSet.of(ord(c)), at))
+        return Chars(fold(CharSet.of(ord(c)), at))
 
     def hex_escape(self, kind: str, at: int) -> int:
         if kind == "x" and self.peek() == "{":
