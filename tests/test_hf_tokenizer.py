@@ -529,3 +529,33 @@ def test_added_token_prefilter_never_misses(contents):
         assert voc.matches(text) or not cut
 
     check()
+
+
+def test_batch_lists_stored_directly(llama3_style):
+    """hf_encode_batch writes the items of each id list directly (the list layout is checked
+    once against PyList_SetItem): the lists equal tokenizers', with the template's tokens
+    before the ids, and hold one reference to each cached int (freed with the lists)."""
+    import sys
+
+    from scantok import _pylist
+
+    if sys.implementation.name == "cpython":
+        assert _pylist.hf_list_direct()
+    ours, hf = pair(llama3_style)
+    texts = ["Hello world, 123 times", "", "x", "a" * 300 + " b", "émigré 你好 😀\n\n"]
+    sample = ours.encode_batch_fast(texts[:1], num_threads=1)[0][1]
+    before = sys.getrefcount(sample)
+    for add in (True, False):
+        out = ours.encode_batch_fast(texts * 3, add, num_threads=1)
+        assert out == [e.ids for e in hf.encode_batch(texts * 3, add_special_tokens=add)]
+        assert sys.getrefcount(sample) > before
+        del out
+        assert sys.getrefcount(sample) == before
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(hard_text(surrogates=False), max_size=5), st.booleans())
+    def check(batch, add):
+        assert ours.encode_batch_fast(batch, add, num_threads=1) == [
+            e.ids for e in hf.encode_batch(batch, add_special_tokens=add)]
+
+    check()
