@@ -260,10 +260,12 @@ static int list_direct(void) {
 }
 
 /* items[i] = ids[i] for i < n, into the empty slots of a new list (list_items); as fill_ids,
-   prefetching the table entry PF_FAR ids ahead and the int object PF_NEAR ahead.  -1 with an
-   error set (the slots not filled stay NULL, which the list's deallocation skips). */
+   prefetching the table entry PF_FAR ids ahead and the int object PF_NEAR ahead (farther than
+   fill_ids: with a 128K vocabulary the entry loads still waited at 16/8; all-hit passes over
+   0.5 MB of DeepSeek V3 en, median of 5 x 100: 3.51 -> 3.22 ms).  -1 with an error set (the
+   slots not filled stay NULL, which the list's deallocation skips). */
 static int fill_ids_direct(PyObject **items, const uint32_t *ids, Py_ssize_t n) {
-    enum { PF_FAR = 16, PF_NEAR = 8 };
+    enum { PF_FAR = 64, PF_NEAR = 24 };
     if (!ints && !(ints = PyMem_Calloc(IDS_CACHED, sizeof *ints))) {
         PyErr_NoMemory();
         return -1;
@@ -282,7 +284,11 @@ static int fill_ids_direct(PyObject **items, const uint32_t *ids, Py_ssize_t n) 
         else if (!(o = cached_pos(id))) return -1;
         items[i] = o;
     }
-    for (; i < n; i++) {
+    for (; i < n; i++) { /* the table entries of these are on their way */
+        if (i + PF_NEAR < n && ids[i + PF_NEAR] < IDS_CACHED) {
+            PyObject *ahead = tab[ids[i + PF_NEAR]];
+            if (ahead) PREFETCH_W(ahead);
+        }
         PyObject *o = cached_int(ids[i]);
         if (!o) return -1;
         items[i] = o;
