@@ -529,3 +529,101 @@ def test_added_token_prefilter_never_misses(contents):
         assert voc.matches(text) or not cut
 
     check()
+
+
+def test_batch_lists_stored_directly(llama3_style):
+    """hf_encode_batch writes the items of each id list directly (the list layout is checked
+    once against PyList_SetItem): the lists equal tokenizers', with the template's tokens
+    before the ids, and hold one reference to each cached int (freed with the lists)."""
+    import sys
+
+    from scantok import _pylist
+
+    if sys.implementation.name == "cpython":
+        assert _pylist.hf_list_direct()
+    ours, hf = pair(llama3_style)
+    texts = ["Hello world, 123 times", "", "x", "a" * 300 + " b", "émigré 你好 😀\n\n"]
+    sample = ours.encode_batch_fast(texts[:1], num_threads=1)[0][1]
+    before = sys.getrefcount(sample)
+    for add in (True, False):
+        out = ours.encode_batch_fast(texts * 3, add, num_threads=1)
+        assert out == [e.ids for e in hf.encode_batch(texts * 3, add_special_tokens=add)]
+        assert sys.getrefcount(sample) > before
+        del out
+        assert sys.getrefcount(sample) == before
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(hard_text(surrogates=False), max_size=5), st.booleans())
+    def check(batch, add):
+        assert ours.encode_batch_fast(batch, add, num_threads=1) == [
+            e.ids for e in hf.encode_batch(batch, add_special_tokens=add)]
+
+    check()
+
+
+def _model_ids(ours, raw: bytes) -> list[int]:
+    """The BPE of raw as one piece (no pre-tokenizer stage), through a fresh piece cache."""
+    ffi, lib = ours._model._ffi, ours._model._lib
+    cache = ffi.gc(lib.hfb_cache_new(), lib.hfb_cache_free)
+    out = ffi.new("uint32_t[]", max(len(raw), 8) + 8)
+    r = lib.hfb_encode(ours._model._model, cache, ffi.NULL, raw, len(raw), out, ffi.NULL, ffi.NULL)
+    assert r >= 0
+    return list(out[0:r])
+
+
+def _raw(token: str) -> bytes | None:
+    from scantok.hf.pre_tokenizers import CHAR_BYTES
+
+    try:
+        return bytes(CHAR_BYTES[c] for c in token)
+    except KeyError:
+        return None
+
+
+@pytest.mark.parametrize("name", ["deepseek", "gpt2_style", "llama3_style"])
+def test_first_sight_vocabulary_pieces(name, request):
+    """A first-sight piece that is a vocabulary token is looked up in the table of tokens that
+    merge back into themselves (hfb_build_selfs) instead of being merged: every token's bytes
+    (those that merge into other tokens too) and their prefixes and suffixes give the ids of
+    tokenizers' BPE model.  ignore_merges files (llama3_style) build no table."""
+    fix = request.getfixturevalue(name)
+    ours, hf = fix if name == "deepseek" else pair(fix)
+    lib = ours._model._lib
+    vocab = hf.get_vocab()
+    if name == "llama3_style":
+        assert lib.hfb_selfs_size(ours._model._model) == 0
+    else:
+        assert lib.hfb_selfs_size(ours._model._model) > len(vocab) // 2
+    tokens = sorted(vocab, key=vocab.get)
+    if name == "deepseek":
+        tokens = tokens[::7]  # every 7th of 128K (and their neighbours below)
+    model = hf._tokenizer.model if hasattr(hf, "_tokenizer") else hf.model
+    checked = 0
+    for t in tokens:
+        raw = _raw(t)
+        if raw is None or not 3 <= len(raw) <= 24:
+            continue
+        for piece in (t, t[1:], t[:-1], t + t[:2]):
+            want = [x.id for x in model.tokenize(piece)]
+            assert _model_ids(ours, _raw(piece)) == want, piece
+        checked += 1
+    assert checked > len(tokens) // 2
+
+
+def test_first_sight_pieces_hypothesis(deepseek):
+    """Random byte strings of 1-30 bytes made of token fragments: the same ids as tokenizers'
+    BPE model, through a fresh cache (every piece first-sight)."""
+    from scantok.hf.pre_tokenizers import BYTE_CHARS
+
+    ours, hf = deepseek
+    vocab = hf.get_vocab()
+    toks = [t for t in sorted(vocab, key=vocab.get)[:20000] if _raw(t) is not None]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(toks), min_size=1, max_size=4), st.binary(max_size=3))
+    def check(parts, extra):
+        raw = b"".join(_raw(t) for t in parts)[:27] + extra
+        piece = "".join(BYTE_CHARS[b] for b in raw)
+        assert _model_ids(ours, raw) == [x.id for x in hf.model.tokenize(piece)], raw
+
+    check()

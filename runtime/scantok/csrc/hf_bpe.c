@@ -62,8 +62,29 @@ struct hfb_model {
     int32_t byte_ids[256];
     const uint32_t *tok_len;
     const vt_table *whole;
+    struct self_slot *selfs; /* NULL: none (see hfb_build_selfs) */
+    uint64_t *self_bits;     /* 2^SELF_BITS bits: a piece whose bit is clear is not in selfs */
+    size_t self_mask, self_count;
+    unsigned self_shift;
     uint64_t generation; /* changes with every build step: caches of an older model are void */
 };
+
+/* The tokens of CACHE_MIN_SELF..CACHE_KEY raw bytes that BPE merges back into themselves
+   (merge(bytes(t)) == [t], checked by running the merge at build time), keyed as the piece
+   cache: a piece met for the first time that is such a token costs one lookup here instead
+   of its merges (tiktoken returns a piece found in its vocabulary at once; merging by id-pair
+   ranks a token need not encode to itself, hence the check). */
+#define SELF_MIN 3
+/* The table (8 MiB for 128K tokens) is probed at random; most first-sight pieces of some
+   texts (CJK, code identifiers) are not tokens: a 256 KiB bitmap of the tokens' hashes
+   answers those (~6 % false positives for 123K tokens) without the table's cache miss. */
+#define SELF_BITS 21
+static inline uint64_t self_bit(uint64_t h) { return (h * 0xD6E8FEB86659FD93ull) >> (64 - SELF_BITS); }
+typedef struct self_slot {
+    uint64_t key[3]; /* the token's raw bytes, zero-padded */
+    uint32_t klen;   /* 0: empty */
+    uint32_t id;
+} self_slot;
 
 typedef struct {
     uint64_t key[CACHE_KEY / 8]; /* the piece's bytes, zero-padded */
@@ -144,14 +165,26 @@ void hfb_free(hfb_model *m) {
     free(m->hot);
     free(m->hot_new);
     free(m->cold_bits);
+    free(m->selfs);
+    free(m->self_bits);
     free(m);
 }
+
+/* The self table depends on the merges and the byte ids: a build step voids it. */
+static void selfs_drop(hfb_model *m) {
+    free(m->selfs), free(m->self_bits);
+    m->selfs = NULL, m->self_bits = NULL;
+    m->self_count = 0;
+}
+
+size_t hfb_selfs_size(const hfb_model *m) { return m->self_count; }
 
 static void byte_pairs_fill(hfb_model *m);
 static void hot_fill(hfb_model *m);
 
 int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
                    size_t n) {
+    selfs_drop(m);
     size_t used = 0;
     for (size_t i = 0; i <= m->mask; i++) used += m->pairs[i].key != EMPTY_KEY;
     if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
@@ -169,6 +202,7 @@ int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uin
 
 int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len,
                   const void *whole) {
+    selfs_drop(m);
     memcpy(m->byte_ids, byte_ids, sizeof m->byte_ids);
     if (!m->byte_pairs) m->byte_pairs = malloc(65536 * sizeof *m->byte_pairs); /* NULL: unused */
     byte_pairs_fill(m);
@@ -675,6 +709,60 @@ static void cache_sync(const hfb_model *m, hfb_cache *c) {
     }
 }
 
+int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                    const int16_t *byte_of, size_t n_byte_of) {
+    selfs_drop(m);
+    if (!m->byte_pairs || !n) return 0;
+    size_t cap = 16;
+    unsigned shift = 60;
+    while (cap < 2 * n) cap <<= 1, shift--;
+    self_slot *tab = calloc(cap, sizeof *tab);
+    uint64_t *bits = calloc((1u << SELF_BITS) / 64, sizeof *bits);
+    if (!tab || !bits) {
+        free(tab), free(bits);
+        return -1;
+    }
+    const uint8_t *p = tokens;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
+        size_t len = (size_t)(e - p), k = 0;
+        uint8_t raw[CACHE_KEY];
+        int ok = len >= SELF_MIN; /* a raw byte takes one or two UTF-8 bytes */
+        for (size_t j = 0; j < len && ok;) {
+            uint32_t b = p[j], cp, need;
+            if (b < 0x80) cp = b, need = 0;
+            else if (b >= 0xC0 && b < 0xE0) cp = b & 0x1F, need = 1;
+            else { ok = 0; break; }
+            if (k == CACHE_KEY || j + need >= len || (need && (p[j + 1] & 0xC0) != 0x80)) { ok = 0; break; }
+            if (need) cp = (cp << 6) | (p[j + 1] & 0x3F);
+            j += need + 1;
+            if (cp >= n_byte_of || byte_of[cp] < 0 || m->byte_ids[byte_of[cp]] < 0) { ok = 0; break; }
+            raw[k++] = (uint8_t)byte_of[cp];
+        }
+        p = e + 1;
+        if (!ok || k < SELF_MIN) continue;
+        uint32_t sym[CACHE_KEY];
+        for (size_t j = 0; j < k; j++) sym[j] = (uint32_t)m->byte_ids[raw[j]];
+        if (merge_any(m, sym, NULL, k, raw) != 1 || sym[0] != ids[i]) continue;
+        uint64_t w[3];
+        load_key(raw, k, raw + k, w);
+        uint64_t h = key_hash(w, k), bit = self_bit(h);
+        bits[bit >> 6] |= 1ull << (bit & 63);
+        size_t s = (size_t)(h >> shift);
+        while (tab[s].klen) s = (s + 1) & (cap - 1); /* raw bytes are distinct per token */
+        memcpy(tab[s].key, w, sizeof w);
+        tab[s].klen = (uint32_t)k;
+        tab[s].id = ids[i];
+        m->self_count++;
+    }
+    m->selfs = tab;
+    m->self_bits = bits;
+    m->self_mask = cap - 1;
+    m->self_shift = shift;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
 /* A piece the short cache does not hold (slot: its slot there, or NULL when the piece is too
    long for it): the long-piece store, else merge and remember.  Out of line: the cache hit
    path stays small. */
@@ -690,13 +778,30 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
             return e->nids;
         }
     }
-    for (size_t i = 0; i < len; i++) {
-        int32_t id = m->byte_ids[p[i]];
-        if (id < 0) return HFB_SLOW;
-        out[i] = (uint32_t)id;
+    size_t k = 0;
+    uint64_t h = 0, bit = 0;
+    if (slot && m->selfs) /* slot: SELF_MIN <= len <= CACHE_KEY, w is the key */
+        h = key_hash(w, len), bit = self_bit(h);
+    if (slot && m->selfs && ((m->self_bits[bit >> 6] >> (bit & 63)) & 1)) {
+        for (size_t s = (size_t)(h >> m->self_shift);; s = (s + 1) & m->self_mask) {
+            const self_slot *e = &m->selfs[s];
+            if (e->klen == len && ((e->key[0] ^ w[0]) | (e->key[1] ^ w[1]) | (e->key[2] ^ w[2])) == 0) {
+                out[0] = e->id;
+                k = 1;
+                break;
+            }
+            if (!e->klen) break;
+        }
     }
-    size_t k = merge_any(m, out, NULL, len, p);
-    if (k == SIZE_MAX) return HFB_NOMEM;
+    if (!k) {
+        for (size_t i = 0; i < len; i++) {
+            int32_t id = m->byte_ids[p[i]];
+            if (id < 0) return HFB_SLOW;
+            out[i] = (uint32_t)id;
+        }
+        k = merge_any(m, out, NULL, len, p);
+        if (k == SIZE_MAX) return HFB_NOMEM;
+    }
     if (slot && k <= CACHE_IDS) {
         /* two ways per set: the newest piece goes to way 0, the one it displaces to way 1 */
         if (slot[0].klen) slot[1] = slot[0];

@@ -48,6 +48,15 @@ int hfb_vocab_lengths(const uint8_t *tokens, size_t n, uint8_t sep, const uint32
 int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, const uint8_t *merges,
                       size_t nmerges, uint8_t sep, int pairs, size_t prefix_chars,
                       uint32_t *a_ids, uint32_t *b_ids, uint32_t *new_ids);
+/* Byte mode, after hfb_set_bytes: the vocabulary records (as hfb_vocab_lengths) whose raw
+   bytes (3 to 24 of them) BPE merges back into the token itself go to a table that a piece
+   met for the first time is looked up in before it is merged (the same ids, by construction).
+   Built by merging every such token once; a later hfb_add_merges or hfb_set_bytes drops it.
+   Returns 0, or -1 on out of memory (then no table). */
+int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                    const int16_t *byte_of, size_t n_byte_of);
+/* The number of tokens in that table (diagnostics, tests). */
+size_t hfb_selfs_size(const hfb_model *m);
 hfb_cache *hfb_cache_new(void);
 void hfb_cache_free(hfb_cache *c);
 #define HFB_SLOW -2
