@@ -74,19 +74,21 @@ static PyObject *new_list(Py_ssize_t n) {
     return list;
 }
 
-/* list[at + i] = ids[i] for i < n (a new list's empty slots); -1 with an error set.
+/* list[at + i] = ids[i] for i < n (a new list's empty slots); -1 with an error set (the
+   slots not filled stay NULL, which the list's deallocation skips).
    The ints of a large vocabulary (and the table pointing at them) are spread over several MB:
    each token waited for two cache misses, the table entry and then the object's reference
    count. Both are asked for ahead: the entry PF_FAR tokens ahead, the object PF_NEAR ahead
-   (its entry has arrived by then). */
+   (its entry has arrived by then). At 16/8 the entry loads of a 128K vocabulary still waited:
+   all-hit passes of scantok.Tokenizer over 0.5 MB of DeepSeek V3 en, 3.51 -> 3.22 ms at 64/24. */
 static int fill_ids(PyObject *list, Py_ssize_t at, const uint32_t *ids, Py_ssize_t n) {
-    enum { PF_FAR = 16, PF_NEAR = 8 };
+    enum { PF_FAR = 64, PF_NEAR = 24 };
     if (!ints && !(ints = PyMem_Calloc(IDS_CACHED, sizeof *ints))) {
         PyErr_NoMemory();
         return -1;
     }
     /* the prefetches run PF_FAR ahead of the stores: the loop stops short of the last PF_FAR
-       ids (finished below without prefetches), so it tests no bound per id */
+       ids (finished below), so it tests no bound per id */
     Py_ssize_t i = 0;
     PyObject **tab = ints; /* a local: the calls below could change the global, as far as the
                               compiler knows (the table itself never moves) */
@@ -102,7 +104,11 @@ static int fill_ids(PyObject *list, Py_ssize_t at, const uint32_t *ids, Py_ssize
         else if (!(o = cached_pos(id))) return -1;
         PyList_SET_ITEM(list, at + i, o); /* the slot is empty: nothing to release */
     }
-    for (; i < n; i++) {
+    for (; i < n; i++) { /* the table entries of these are on their way */
+        if (i + PF_NEAR < n && ids[i + PF_NEAR] < IDS_CACHED) {
+            PyObject *ahead = tab[ids[i + PF_NEAR]];
+            if (ahead) PREFETCH_W(ahead);
+        }
         PyObject *o = cached_int(ids[i]);
         if (!o) return -1;
         PyList_SET_ITEM(list, at + i, o);
@@ -257,72 +263,6 @@ static int screened(const uint8_t *p, size_t n, const uint8_t *first, const uint
     return 0;
 }
 
-/* The item array of a list: CPython's PyListObject is {PyObject_VAR_HEAD; PyObject **ob_item;
-   Py_ssize_t allocated} in every release (not in the limited API, but abi3 wheels load only
-   into builds with that layout).  Checked once against PyList_SetItem on a list of this
-   process (list_direct); if the check fails the HF batch stores through PyList_SetItem.  A
-   direct store costs a load and a store where PyList_SetItem is a call with a type check, a
-   bound check and a decref of the slot: measured -2.1 M instructions (of 37.4 M) for 0.5 MB of
-   DeepSeek V3 en. */
-static int direct_ok = -1; /* -1: not checked yet */
-
-static inline PyObject **list_items(PyObject *list) {
-    return *(PyObject ***)(void *)((char *)list + sizeof(PyVarObject));
-}
-
-static int list_direct(void) {
-    if (direct_ok >= 0) return direct_ok;
-    direct_ok = 0;
-    PyObject *l = PyList_New(3), *a = PyLong_FromLong(1000003), *b = PyLong_FromLong(1000033);
-    if (l && a && b && Py_SIZE(l) == 3) {
-        Py_INCREF(a), Py_INCREF(b);
-        PyList_SetItem(l, 0, a);
-        PyList_SetItem(l, 2, b);
-        PyObject **it = list_items(l);
-        direct_ok = it && it[0] == a && it[1] == NULL && it[2] == b && PyList_GetItem(l, 2) == b;
-    }
-    PyErr_Clear();
-    Py_XDECREF(l), Py_XDECREF(a), Py_XDECREF(b);
-    return direct_ok;
-}
-
-/* items[i] = ids[i] for i < n, into the empty slots of a new list (list_items); as fill_ids,
-   prefetching the table entry PF_FAR ids ahead and the int object PF_NEAR ahead (farther than
-   fill_ids: with a 128K vocabulary the entry loads still waited at 16/8; all-hit passes over
-   0.5 MB of DeepSeek V3 en, median of 5 x 100: 3.51 -> 3.22 ms).  -1 with an error set (the
-   slots not filled stay NULL, which the list's deallocation skips). */
-static int fill_ids_direct(PyObject **items, const uint32_t *ids, Py_ssize_t n) {
-    enum { PF_FAR = 64, PF_NEAR = 24 };
-    if (!ints && !(ints = PyMem_Calloc(IDS_CACHED, sizeof *ints))) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    PyObject **tab = ints;
-    Py_ssize_t i = 0;
-    for (; i + PF_FAR < n; i++) {
-        uint32_t far = ids[i + PF_FAR], near = ids[i + PF_NEAR], id = ids[i];
-        if (far < IDS_CACHED) PREFETCH(&tab[far]);
-        if (near < IDS_CACHED) {
-            PyObject *ahead = tab[near];
-            if (ahead) PREFETCH_W(ahead);
-        }
-        PyObject *o = id < IDS_CACHED ? tab[id] : NULL;
-        if (o) Py_INCREF(o);
-        else if (!(o = cached_pos(id))) return -1;
-        items[i] = o;
-    }
-    for (; i < n; i++) { /* the table entries of these are on their way */
-        if (i + PF_NEAR < n && ids[i + PF_NEAR] < IDS_CACHED) {
-            PyObject *ahead = tab[ids[i + PF_NEAR]];
-            if (ahead) PREFETCH_W(ahead);
-        }
-        PyObject *o = cached_int(ids[i]);
-        if (!o) return -1;
-        items[i] = o;
-    }
-    return 0;
-}
-
 /* The UTF-8 of str t: in place for an ASCII str, else a temporary copy in *tmp (the caller
    releases it; nothing is kept in t).  NULL with an error set. */
 static const char *text_utf8(PyObject *t, Py_ssize_t *n, PyObject **tmp) {
@@ -376,7 +316,6 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
         if (!nfirst) first = NULL; /* no added token at all */
     }
     Py_ssize_t ntexts = PyList_Size(texts), npre = PyList_Size(pre), npost = PyList_Size(post);
-    const int direct = list_direct();
     Py_ssize_t room = 0; /* of ids */
     PyObject *out = PyList_New(ntexts);
     if (!out) return NULL;
@@ -424,9 +363,7 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
             Py_INCREF(o);
             PyList_SetItem(lst, j, o);
         }
-        if (direct ? fill_ids_direct(list_items(lst) + npre, ids, (Py_ssize_t)r)
-                   : fill_ids(lst, npre, ids, (Py_ssize_t)r))
-            goto fail;
+        if (fill_ids(lst, npre, ids, (Py_ssize_t)r)) goto fail;
         for (Py_ssize_t j = 0; j < npost; j++) {
             PyObject *o = PyList_GetItem(post, j);
             Py_INCREF(o);
@@ -487,15 +424,7 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     return res;
 }
 
-/* hf_list_direct() -> bool: whether hf_encode_batch stores list items directly (tests). */
-static PyObject *hf_list_direct(PyObject *self, PyObject *unused) {
-    (void)self, (void)unused;
-    return PyBool_FromLong(list_direct());
-}
-
 static PyMethodDef methods[] = {
-    {"hf_list_direct", hf_list_direct, METH_NOARGS,
-     "hf_list_direct() -> bool: hf_encode_batch stores list items directly (layout checked)."},
     {"ids_to_list", ids_to_list, METH_VARARGS,
      "ids_to_list(address, n) -> list[int]: n uint32 ids at a C address as a list."},
     {"str_utf8", str_utf8, METH_O,
