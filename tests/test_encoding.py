@@ -303,8 +303,8 @@ def test_pathological_inputs(make):
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
 def test_large_outputs_exact(name):
     # Texts of a few MB take the large-output paths: the ids buffer reserved at once for half
-    # as many ids as bytes (random letters need more: it grows past the reservation), and list
-    # slot arrays of more than 4 MiB on huge pages. Ids, list and array, equal tiktoken's.
+    # as many ids as bytes (random letters need more: it grows past the reservation), and lists
+    # of millions of ids written in place. Ids, list and array, equal tiktoken's.
     e, t = enc(name), tiktoken_encoding(name)
     rng = random.Random(11)
     en = load_corpus("en")

@@ -13,17 +13,16 @@
    table is only touched with the GIL held.
 
    Not the limited API (unlike the cffi module): a list's slots are written in place
-   (PyList_SET_ITEM), and a large list's slot array is backed by huge pages (new_list). With
-   the limited API's PyList_SetItem, each slot is read before it is written, so each 4 KiB page
-   of a new list's calloc'ed array faults twice (zero page, then copy on write): for the 6.1 M
-   ids of 10 MB of random letters that was 24 K faults and 56 ms, against 16 ms now. */
+   (PyList_SET_ITEM). The limited API's PyList_SetItem reads each slot before it writes it, so
+   each 4 KiB page of a new list's array (fresh, zero memory from calloc) faulted twice, first
+   onto the zero page, then copied on write: for the 6.1 M ids of 10 MB of random letters,
+   24 K faults and 56 ms, against 12 K and 32 ms written in place. (Huge pages for such an
+   array took 16 ms in a process that had used them before, but in a fresh process the
+   kernel's 2 MiB faults varied from 20 to 150 ms of system time on this VM: not used.) */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch((p), 0, 3)
@@ -55,24 +54,6 @@ static PyObject *cached_pos(size_t v) {
 }
 
 static PyObject *cached_int(uint32_t id) { return cached_pos(id); }
-
-/* A new list of n empty slots. A slot array of HUGE_MIN bytes or more is fresh memory from
-   the OS: advising huge pages for it before it is written replaces a page fault per 4 KiB by
-   one per 2 MiB (a large share of building a list of millions of ids). Advice only: where the
-   OS has no huge pages to give, the list is the same. */
-#define HUGE_MIN ((size_t)4 << 20)
-static PyObject *new_list(Py_ssize_t n) {
-    PyObject *list = PyList_New(n);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (list && (size_t)n * sizeof(PyObject *) >= HUGE_MIN) {
-        const uintptr_t huge = (uintptr_t)1 << 21;
-        uintptr_t a = (uintptr_t)((PyListObject *)list)->ob_item;
-        uintptr_t lo = (a + huge - 1) & ~(huge - 1), hi = (a + (size_t)n * sizeof(PyObject *)) & ~(huge - 1);
-        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    }
-#endif
-    return list;
-}
 
 /* list[at + i] = ids[i] for i < n (a new list's empty slots); -1 with an error set (the
    slots not filled stay NULL, which the list's deallocation skips).
@@ -133,7 +114,7 @@ static PyObject *ids_to_list(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "ids_to_list: NULL address");
         return NULL;
     }
-    PyObject *list = new_list(n);
+    PyObject *list = PyList_New(n);
     if (!list) return NULL;
     if (fill_ids(list, 0, ids, n)) goto fail;
     return list;

@@ -395,25 +395,20 @@ static int buf_grow(bpe_buf *b, size_t extra) {
 }
 
 /* The ids of a large text (an empty buffer about to take LARGE_OUT_MIN bytes or more of
-   text): room for len/2 ids reserved at once, on huge pages where the OS offers them. Growing
-   by doubling copied the buffer once it left the heap and faulted its pages in one by one
-   (10 MB of random letters: 9 K faults). Untouched reserved pages cost no memory; more ids
-   than reserved grow the buffer as usual. Best effort: without memory it leaves the buffer
-   as it was. */
+   text): room for len/2 ids reserved at once. Growing by doubling copied the buffer at each
+   step until it left the heap (a text's ids are up to 4 bytes per byte of text). Untouched
+   reserved pages cost no memory; more ids than reserved grow the buffer as usual (a large
+   buffer is mmap'ed: realloc moves its pages without copying). Best effort: without memory it
+   leaves the buffer as it was. (Huge pages for it: in a fresh process their faults cost more
+   system time than they saved, see pylist.c.) */
 #define LARGE_OUT_MIN ((size_t)1 << 21)
 static void buf_reserve_large(bpe_buf *b, size_t len) {
     if (b->cap || len < LARGE_OUT_MIN) return;
     size_t cap = len / 2 + 1024;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    void *p = NULL;
-    size_t bytes = (cap * sizeof *b->ids + ((size_t)1 << 21) - 1) & ~(((size_t)1 << 21) - 1);
-    if (posix_memalign(&p, (size_t)1 << 21, bytes)) return;
-    madvise(p, bytes, MADV_HUGEPAGE);
-    b->ids = p;
-    b->cap = bytes / sizeof *b->ids;
-#else
-    buf_grow(b, cap);
-#endif
+    uint32_t *ids = malloc(cap * sizeof *ids);
+    if (!ids) return;
+    b->ids = ids;
+    b->cap = cap;
 }
 
 static inline int buf_push(bpe_buf *b, uint32_t id) {
