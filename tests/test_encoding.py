@@ -319,6 +319,33 @@ def test_large_outputs_exact(name):
     assert len(e.encode_ordinary(letters)) > len(letters) // 2  # past the reservation
 
 
+def test_batch_list_helpers():
+    # the C helpers of encode_ordinary_batch: texts in place when ASCII, the rest left to the
+    # caller; ids cut into lists straight into the output list; bad arguments are errors
+    from scantok import _pylist
+    from scantok._native import ffi
+
+    texts = ["abc", "é", "", "x" * 5000, str.__new__(type("S", (str,), {}), "sub"), 7]
+    ptrs, lens = ffi.new("const uint8_t *[]", len(texts)), ffi.new("size_t[]", len(texts))
+    at = lambda c: int(ffi.cast("uintptr_t", c))  # noqa: E731
+    assert list(_pylist.ascii_views(texts, 0, len(texts), at(ptrs), at(lens))) == [1, 4, 5]
+    assert ffi.buffer(ptrs[0], lens[0])[:] == b"abc" and lens[2] == 0 and lens[3] == 5000
+    assert list(_pylist.ascii_views(texts, 0, 1, at(ptrs), at(lens))) == []
+    with pytest.raises(ValueError):
+        _pylist.ascii_views(texts, 2, 1, at(ptrs), at(lens))
+    with pytest.raises(ValueError):
+        _pylist.ascii_views(texts, 0, 99, at(ptrs), at(lens))
+    ids = ffi.new("uint32_t[]", [5, 6, 7, 300000, 9])
+    ends = ffi.new("size_t[]", [2, 2, 5])
+    out = ["keep", None, None, None]
+    _pylist.split_ids_into(out, 1, at(ids), at(ends), 3)
+    assert out == ["keep", [5, 6], [], [7, 300000, 9]]
+    with pytest.raises(ValueError):
+        _pylist.split_ids_into(out, 2, at(ids), at(ends), 3)  # past the end of out
+    with pytest.raises(ValueError):
+        _pylist.split_ids_into(out, 0, at(ids), at(ffi.new("size_t[]", [3, 1])), 2)  # out of order
+
+
 def test_pathological_exact_medium():
     # tiktoken is slow on these (quadratic-ish) but fine at this size
     e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")

@@ -10,7 +10,9 @@ import threading
 from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, Literal, NoReturn, Sequence
 
 from ._native import ffi, lib
+from ._pylist import ascii_views as _ascii_views
 from ._pylist import ids_to_list as _ids_to_list
+from ._pylist import split_ids_into as _split_ids_into
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
 from ._pylist import str_utf8 as _str_utf8
 
@@ -188,15 +190,10 @@ def _scanner_for(pat_str: str, scanner_name: str | None):
     return scantok.compile(pat_str)
 
 
-def _split_ids(addr: int, ends, n: int) -> list[list[int]]:
-    """The uint32 ids at addr cut into one list per text: ends[i] is text i's end in them."""
-    out = []
-    prev = 0
-    for i in range(n):
-        end = ends[i]
-        out.append(_ids_to_list(addr + 4 * prev, end - prev) if end > prev else [])
-        prev = end
-    return out
+def _split_ids(out: list, at: int, addr: int, ends, n: int) -> None:
+    """out[at + i] = text i's ids, for i < n: the uint32 ids at addr, where ends (a C size_t
+    array) says where each text's ids end."""
+    _split_ids_into(out, at, addr, int(ffi.cast("uintptr_t", ends)), n)
 
 
 _CHUNKS_PER_THREAD = 8  # see Encoding._batch
@@ -545,7 +542,7 @@ class Encoding:
         b = lib.bpe_batch_new(self._t, self._dfa, ptrs, lens, n, ffi.new("size_t[]", bounds), nchunks, nt, 0)
         if b == ffi.NULL:
             raise MemoryError("scantok: out of memory while encoding")
-        keep = []  # the UTF-8 (bytes, or the str itself when ASCII: read in place), alive until freed
+        keep = []  # the UTF-8 copies of the texts not read in place, alive until freed
         futures = []
         out: list = [None] * n
         try:
@@ -557,20 +554,15 @@ class Encoding:
                 lib.bpe_batch_region(b, r, lo_p, hi_p)
                 regions.append(range(lo_p[0], hi_p[0]))
             order = [reg[j] for j in range(max(map(len, regions))) for reg in regions if j < len(reg)]
+            ptrs_at, lens_at = int(ffi.cast("uintptr_t", ptrs)), int(ffi.cast("uintptr_t", lens))
             for step, k in enumerate(order):
-                for i in range(bounds[k - 1] if k else 0, bounds[k]):
-                    t = texts[i]
-                    if type(t) is str and t.isascii():
-                        addr, size = _str_utf8(t)
-                        keep.append(t)
-                        ptrs[i] = ffi.cast("const uint8_t *", addr)
-                    else:
-                        d = _utf8(t)
-                        v = ffi.from_buffer("uint8_t[]", d)
-                        keep.append(v)
-                        ptrs[i] = v
-                        size = len(d)
-                    lens[i] = size
+                # ASCII str in place (texts holds them), in one call; the others here
+                for i in _ascii_views(texts, bounds[k - 1] if k else 0, bounds[k], ptrs_at, lens_at):
+                    d = _utf8(texts[i])
+                    v = ffi.from_buffer("uint8_t[]", d)
+                    keep.append(v)
+                    ptrs[i] = v
+                    lens[i] = len(d)
                 lib.bpe_batch_set_ready(b, k)
                 if step == nt - 1:  # the workers start on their first chunks while the rest is converted
                     pool = _thread_pool(nt - 1)
@@ -588,7 +580,7 @@ class Encoding:
                 _check_rc(lib.bpe_batch_rc(b, k))
                 addr = int(ffi.cast("uintptr_t", lib.bpe_batch_ids(b, k, nids, ends_p)))
                 lo = bounds[k - 1] if k else 0
-                out[lo:bounds[k]] = _split_ids(addr, ends_p[0], bounds[k] - lo)
+                _split_ids(out, lo, addr, ends_p[0], bounds[k] - lo)
                 lib.bpe_batch_release(b, k)
         finally:
             lib.bpe_batch_stop(b)  # after an error: the workers take no more chunks
@@ -610,7 +602,9 @@ class Encoding:
         try:
             _check_rc(lib.bpe_encode_many(self._t, self._dfa, ffi.new("const uint8_t *[]", views),
                                           ffi.new("size_t[]", [len(d) for d in datas]), n, 0, buf, ends, failed))
-            return _split_ids(int(ffi.cast("uintptr_t", buf.ids)), ends, n)
+            out: list = [None] * n
+            _split_ids(out, 0, int(ffi.cast("uintptr_t", buf.ids)), ends, n)
+            return out
         finally:
             lib.bpe_buf_free(buf)
 

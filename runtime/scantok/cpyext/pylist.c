@@ -123,6 +123,90 @@ fail:
     return NULL;
 }
 
+/* split_ids_into(out, at, address, ends, n): out[at + i] = the ids of text i, for i < n, where
+   the uint32 ids of the n texts follow each other at address and ends (a C size_t array, its
+   address) says where each text's ids end. One call per batch or chunk, writing straight into
+   the caller's list: a Python loop with a list per text and a temporary per chunk cost calls,
+   and enough allocations to start a collection of the young lists inside the call. */
+static PyObject *split_ids_into(PyObject *self, PyObject *args) {
+    PyObject *out, *addr_obj, *ends_obj;
+    Py_ssize_t at, n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nOOn", &PyList_Type, &out, &at, &addr_obj, &ends_obj, &n)) return NULL;
+    if (at < 0 || n < 0 || at > PyList_GET_SIZE(out) - n) {
+        PyErr_SetString(PyExc_ValueError, "split_ids_into: texts outside the output list");
+        return NULL;
+    }
+    const size_t *ends = (const size_t *)PyLong_AsVoidPtr(ends_obj);
+    if (!ends && PyErr_Occurred()) return NULL;
+    const uint32_t *ids = (const uint32_t *)PyLong_AsVoidPtr(addr_obj);
+    if (!ids && PyErr_Occurred()) return NULL;
+    if (n && (!ends || (!ids && ends[n - 1]))) {
+        PyErr_SetString(PyExc_ValueError, "split_ids_into: NULL address");
+        return NULL;
+    }
+    size_t prev = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        size_t end = ends[i];
+        if (end < prev) {
+            PyErr_SetString(PyExc_ValueError, "split_ids_into: ends out of order");
+            return NULL;
+        }
+        PyObject *lst = PyList_New((Py_ssize_t)(end - prev));
+        if (!lst) return NULL;
+        if (fill_ids(lst, 0, ids + prev, (Py_ssize_t)(end - prev))) {
+            Py_DECREF(lst);
+            return NULL;
+        }
+        PyList_SetItem(out, at + i, lst); /* steals lst, releases the slot's old item */
+        prev = end;
+    }
+    Py_RETURN_NONE;
+}
+
+/* ascii_views(texts, lo, hi, ptrs, lens) -> sequence of int: for each exact ASCII str texts[i],
+   lo <= i < hi, ptrs[i] and lens[i] (C arrays, their addresses) = its characters in place,
+   which are its UTF-8; the indices of the other items, which the caller converts. The memory
+   belongs to the str: valid while texts holds it. (A batch's texts were converted one Python
+   call each, and the tuple each call returned counted toward a collection of the young
+   lists.) */
+static PyObject *ascii_views(PyObject *self, PyObject *args) {
+    PyObject *texts, *p_obj, *l_obj;
+    Py_ssize_t lo, hi;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nnOO", &PyList_Type, &texts, &lo, &hi, &p_obj, &l_obj)) return NULL;
+    if (lo < 0 || hi < lo || hi > PyList_GET_SIZE(texts)) {
+        PyErr_SetString(PyExc_ValueError, "ascii_views: range outside the list");
+        return NULL;
+    }
+    const uint8_t **ptrs = (const uint8_t **)PyLong_AsVoidPtr(p_obj);
+    if (!ptrs && PyErr_Occurred()) return NULL;
+    size_t *lens = (size_t *)PyLong_AsVoidPtr(l_obj);
+    if (!lens && PyErr_Occurred()) return NULL;
+    if ((!ptrs || !lens) && hi > lo) {
+        PyErr_SetString(PyExc_ValueError, "ascii_views: NULL address");
+        return NULL;
+    }
+    PyObject *rest = NULL; /* made at the first item left to the caller */
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        PyObject *t = PyList_GET_ITEM(texts, i);
+        if (PyUnicode_CheckExact(t) && PyUnicode_IS_READY(t) && PyUnicode_IS_ASCII(t)) {
+            ptrs[i] = (const uint8_t *)PyUnicode_1BYTE_DATA(t);
+            lens[i] = (size_t)PyUnicode_GET_LENGTH(t);
+            continue;
+        }
+        PyObject *at = PyLong_FromSsize_t(i);
+        if (!rest) rest = PyList_New(0);
+        if (!at || !rest || PyList_Append(rest, at)) {
+            Py_XDECREF(at);
+            Py_XDECREF(rest);
+            return NULL;
+        }
+        Py_DECREF(at);
+    }
+    return rest ? rest : PyTuple_New(0); /* the empty tuple: no allocation */
+}
+
 /* str_utf8(s) -> (address, n): the UTF-8 of str s as CPython holds it, without a copy when s
    is ASCII (its characters are then stored as bytes, which are its UTF-8). The memory belongs
    to s: valid while the caller keeps s alive. For another str CPython makes the UTF-8 and
@@ -408,6 +492,10 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"ids_to_list", ids_to_list, METH_VARARGS,
      "ids_to_list(address, n) -> list[int]: n uint32 ids at a C address as a list."},
+    {"split_ids_into", split_ids_into, METH_VARARGS,
+     "split_ids_into(out, at, address, ends, n): out[at + i] = the ids of text i (C arrays)."},
+    {"ascii_views", ascii_views, METH_VARARGS,
+     "ascii_views(texts, lo, hi, ptrs, lens) -> list[int]: ASCII str in place; the others' indices."},
     {"str_utf8", str_utf8, METH_O,
      "str_utf8(s) -> (address, n): the UTF-8 of an ASCII str in place (no copy)."},
     {"tokens_to_list", tokens_to_list, METH_VARARGS,
