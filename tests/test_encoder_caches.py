@@ -264,7 +264,7 @@ def test_store_hints_go_stale_with_the_store():
 
     default = lib.bpe_piece_cache_bytes()
     try:
-        assert lib.bpe_set_piece_cache_bytes(1 << 15) == 1 << 15  # a 32 KiB store arena
+        assert lib.bpe_set_piece_cache_bytes(1 << 15) == 1 << 15  # an 8 KiB store arena
         for name in ("o200k_base", "cl100k_base"):
             enc, ref = _load_encoding(name), tiktoken_encoding(name)
             rng = random.Random(f"hints-{name}")
@@ -290,7 +290,7 @@ def test_piece_cache_size_is_bounded_and_rounded():
 
     default = lib.bpe_piece_cache_bytes()
     try:
-        assert default == 4 << 20  # documented in the README
+        assert default == 16 << 20  # documented in the README
         assert lib.bpe_set_piece_cache_bytes(0) == 32 << 10  # the smallest
         assert lib.bpe_set_piece_cache_bytes((3 << 20) + 5) == 2 << 20  # a power of two, rounded down
         assert lib.bpe_set_piece_cache_bytes(1 << 40) == 1 << 30  # the largest
