@@ -2,6 +2,7 @@
 tiktoken's special-token semantics, decoding, pickling and threading behaviour."""
 from __future__ import annotations
 
+import os
 import pickle
 import random
 import string
@@ -17,6 +18,18 @@ from test_encoding_oracle import ENCODING_NAMES, SPECIAL_FRAGMENTS, tiktoken_enc
 from strategies import describe_mismatch, fragment, hard_text
 
 pytestmark = pytest.mark.usefixtures("_vocab")
+
+
+_REAL_USABLE_CPUS = scantok.encoding._usable_cpus
+
+
+@pytest.fixture(autouse=True)
+def _threads_as_asked(monkeypatch):
+    # batch calls use at most as many threads as the process has CPUs; the tests here ask for
+    # 2, 3 or 8 threads to exercise the shared batch, whatever machine they run on
+    import scantok.encoding
+
+    monkeypatch.setattr(scantok.encoding, "_usable_cpus", lambda: 64)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -317,6 +330,23 @@ def test_large_outputs_exact(name):
         assert got == want
         assert e.encode_ordinary_to_numpy(text).tolist() == want
     assert len(e.encode_ordinary(letters)) > len(letters) // 2  # past the reservation
+
+
+def test_batch_threads_capped_at_usable_cpus(monkeypatch):
+    import scantok.encoding
+
+    e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")
+    docs = [f"doc {i}: " + "word " * (i % 50) for i in range(300)]
+    want = t.encode_ordinary_batch(docs, num_threads=1)
+    started = []
+    real_pool = scantok.encoding._thread_pool
+    monkeypatch.setattr(scantok.encoding, "_thread_pool", lambda n: started.append(n) or real_pool(n))
+    for cpus, pools in ((1, []), (2, [1]), (3, [2])):
+        monkeypatch.setattr(scantok.encoding, "_usable_cpus", lambda c=cpus: c)
+        started.clear()
+        assert e.encode_ordinary_batch(docs, num_threads=8) == want
+        assert started == pools  # the shared batch starts cpus - 1 workers; one CPU: no pool
+    assert 1 <= _REAL_USABLE_CPUS() <= (os.cpu_count() or 1)
 
 
 def test_batch_list_helpers():
