@@ -210,6 +210,8 @@ def _onig_refuses(pattern: str) -> bool:
     (r"(?:(?:a|(?=\s)))?a", False),   # found by the generated-patterns test
     (r"(?:a|(?:b|(?=\s)))?a", False),
     (r"(?:a|$)*b", False),
+    (r"(?:a|b|(?=(c)))+z", False),      # a group inside a lookahead is no valid target's body
+    (r"(?:b|(b|d)*|(?=(b)))*z", False),
     (r"(?:a|(b|(?=\s)))?a", True),   # a capture group is a valid target whatever it holds
     (r"(a|(?=\s))?a", True),
     (r"(?i:a|(?=\s))?a", True),

@@ -349,6 +349,46 @@ def test_batch_threads_capped_at_usable_cpus(monkeypatch):
     assert 1 <= _REAL_USABLE_CPUS() <= (os.cpu_count() or 1)
 
 
+def test_str_subclass_is_read_by_its_characters():
+    # tiktoken reads a str's characters; a subclass's own encode() must not change the ids
+    class Lying(str):
+        def encode(self, *args, **kwargs):
+            return b"LIE"
+
+    e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")
+    texts = [Lying("hello world"), Lying("h\u00e9llo \ud800 x" * 50), Lying("plain ascii " * 2000)]
+    want = [t.encode_ordinary(str(x)) for x in texts]
+    assert [e.encode_ordinary(x) for x in texts] == want
+    assert e.encode_ordinary_batch(texts, num_threads=1) == want
+    assert e.encode_ordinary_batch(texts * 50, num_threads=2) == want * 50
+
+
+def test_batch_waits_for_workers_through_an_interrupt():
+    # the workers read memory the caller frees after the wait: an interrupt while waiting is
+    # raised only once every worker is done
+    import scantok.encoding as mod
+
+    class Worker:
+        def __init__(self, interrupts):
+            self.interrupts, self.waits = interrupts, 0
+
+        def exception(self):
+            self.waits += 1
+            if self.interrupts:
+                self.interrupts -= 1
+                raise KeyboardInterrupt
+            return None
+
+        def result(self):
+            return None
+
+    workers = [Worker(2), Worker(0), Worker(1)]
+    with pytest.raises(KeyboardInterrupt):
+        mod._wait_all(workers)
+    assert [w.waits for w in workers] == [3, 1, 2]  # each waited for until it was done
+    mod._wait_all([Worker(0)])
+
+
 def test_batch_list_helpers():
     # the C helpers of encode_ordinary_batch: texts in place when ASCII, the rest left to the
     # caller; ids cut into lists straight into the output list; bad arguments are errors

@@ -84,16 +84,18 @@ class _Table:
 
 def _fix_surrogates(text: str) -> str:
     # exactly tiktoken's fix-up for str that is not valid Unicode (lone surrogates -> U+FFFD)
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return str.encode(text, "utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _utf8(text: str) -> bytes:
+    # str.encode, not text.encode: a str subclass's own encode() does not change its text (tiktoken
+    # reads the characters)
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, got {type(text).__name__}")
     try:
-        return text.encode("utf-8")
+        return str.encode(text, "utf-8")
     except UnicodeEncodeError:
-        return _fix_surrogates(text).encode("utf-8")
-    except AttributeError:
-        raise TypeError(f"expected str, got {type(text).__name__}") from None
+        return str.encode(_fix_surrogates(text), "utf-8")
 
 
 # A non-ASCII str of up to this many characters gets its UTF-8 made by CPython and kept in the
@@ -197,6 +199,25 @@ def _split_ids(out: list, at: int, addr: int, ends, n: int) -> None:
 
 
 _CHUNKS_PER_THREAD = 8  # see Encoding._batch
+
+
+def _wait_all(futures) -> None:
+    """Waits until every future is done, even through an exception raised while waiting (a
+    KeyboardInterrupt): the workers read memory the caller frees afterwards. The first such
+    exception is raised once they are done; a worker's own exception is the caller's to see."""
+    pending = None
+    for f in futures:
+        while True:
+            try:
+                f.exception()
+                break
+            except BaseException as e:  # noqa: BLE001 - re-raised below, after the workers
+                if pending is None:
+                    pending = e
+    if pending is not None:
+        raise pending
+    for f in futures:
+        f.result()  # a worker's error, if any
 
 
 def _usable_cpus() -> int:
@@ -578,7 +599,8 @@ class Encoding:
                 lib.bpe_batch_set_ready(b, k)
                 if step == nt - 1:  # the workers start on their first chunks while the rest is converted
                     pool = _thread_pool(nt - 1)
-                    futures = [pool.submit(lib.bpe_batch_work, b, 0, w) for w in range(1, nt)]
+                    for w in range(1, nt):  # one by one: a failing submit keeps those started
+                        futures.append(pool.submit(lib.bpe_batch_work, b, 0, w))
             nids = ffi.new("size_t *")
             ends_p = ffi.new("const size_t **")
             for _ in range(nchunks):
@@ -596,8 +618,7 @@ class Encoding:
                 lib.bpe_batch_release(b, k)
         finally:
             lib.bpe_batch_stop(b)  # after an error: the workers take no more chunks
-            for f in futures:
-                f.result()
+            _wait_all(futures)  # they read texts, keep and the arrays until they return
             lib.bpe_batch_free(b)
         return out
 

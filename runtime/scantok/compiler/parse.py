@@ -89,7 +89,9 @@ class _Parser:
         self.p, self.ucd, self.i = pattern, ucd, 0
         self.ignore_case = False
         self.onig = flavor == "onig"
-        self.bags: set[int] = set()  # id() of the bodies of groups other than (?:...), in this tree
+        # the bodies of groups other than (?:...), by id(); kept here so that no id is reused by
+        # a later node while the parse runs (a lookahead's body is otherwise dropped)
+        self.bags: dict[int, Node] = {}
 
     # -- helpers
     def error(self, message: str, offset: Optional[int] = None) -> PatternError:
@@ -309,7 +311,7 @@ class _Parser:
         self.ignore_case = saved_case
         if look is None:
             if bag:
-                self.bags.add(id(body))
+                self.bags[id(body)] = body
             return body
         single = single_class(body)
         if single is None:

@@ -152,13 +152,18 @@ static PyObject *split_ids_into(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "split_ids_into: ends out of order");
             return NULL;
         }
+        if (end - prev > (size_t)PY_SSIZE_T_MAX) {
+            PyErr_SetString(PyExc_ValueError, "split_ids_into: a text's ids do not fit a list");
+            return NULL;
+        }
         PyObject *lst = PyList_New((Py_ssize_t)(end - prev));
         if (!lst) return NULL;
         if (fill_ids(lst, 0, ids + prev, (Py_ssize_t)(end - prev))) {
             Py_DECREF(lst);
             return NULL;
         }
-        PyList_SetItem(out, at + i, lst); /* steals lst, releases the slot's old item */
+        /* steals lst even when it fails (out shrunk by the old item's finalizer) */
+        if (PyList_SetItem(out, at + i, lst) < 0) return NULL;
         prev = end;
     }
     Py_RETURN_NONE;
