@@ -412,8 +412,9 @@ def test_batch_list_helpers():
     assert out == ["keep", [5, 6], [], [7, 300000, 9]]
     with pytest.raises(ValueError):
         _pylist.split_ids_into(out, 2, at(ids), at(ends), 3)  # past the end of out
+    backwards = ffi.new("size_t[]", [3, 1])  # alive during the call
     with pytest.raises(ValueError):
-        _pylist.split_ids_into(out, 0, at(ids), at(ffi.new("size_t[]", [3, 1])), 2)  # out of order
+        _pylist.split_ids_into(out, 0, at(ids), at(backwards), 2)  # ends out of order
 
 
 def test_pathological_exact_medium():

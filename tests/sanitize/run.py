@@ -119,8 +119,11 @@ def main() -> int:
         env.update({
             "PYTHONPATH": os.pathsep.join([str(tmp)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])),
             "LD_PRELOAD": libasan,
-            "ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0",
-            "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+            # reports also go to files: a report from a test whose output pytest captures dies
+            # with the process (pytest then just exits 1), so the files are what says why
+            "ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0"
+                            f":log_path={tmp / 'asan'}:log_exe_name=0",
+            "UBSAN_OPTIONS": f"halt_on_error=1:print_stacktrace=1:log_path={tmp / 'ubsan'}",
             # every Python object (bytes included) from malloc: ASan redzones around input buffers
             "PYTHONMALLOC": "malloc",
             "SCANTOK_HYPOTHESIS_PROFILE": env.get("SCANTOK_HYPOTHESIS_PROFILE", "sanitize"),
@@ -146,6 +149,10 @@ def main() -> int:
             if REPORT.search(line):
                 reports += 1
         rc = proc.wait()
+        for log in sorted(tmp.glob("asan.*")) + sorted(tmp.glob("ubsan.*")):
+            text = log.read_text(errors="replace")
+            print(f"sanitize: report file {log.name}:\n{text}")
+            reports += len(REPORT.findall(text)) or 1
         if reports:
             print(f"sanitize: FAIL: {reports} sanitizer report line(s)")
             return 1
