@@ -1261,6 +1261,8 @@ static const struct impl { const char *name; scan_fn fn; const char *cpu; } impl
 };
 #define N_IMPLS (sizeof impls / sizeof impls[0])
 
+/* Set by the first scan (or scantok_force_impl), possibly on two threads at once: both store
+ * the same pointer to constant data, so relaxed atomic accesses suffice (no data race). */
 static const struct impl *chosen;
 
 static int cpu_has(const char *feature)
@@ -1279,7 +1281,7 @@ int scantok_force_impl(const char *name)
     for (size_t i = 0; i < N_IMPLS; i++) {
         if (name && !strcmp(name, impls[i].name)) {
             if (!cpu_has(impls[i].cpu)) return -2;
-            chosen = &impls[i];
+            __atomic_store_n(&chosen, &impls[i], __ATOMIC_RELAXED);
             return 0;
         }
     }
@@ -1288,13 +1290,15 @@ int scantok_force_impl(const char *name)
 
 static const struct impl *choose(void)
 {
-    if (!chosen) {
+    const struct impl *c = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+    if (!c) {
         /* Priority order: the widest the CPU supports. */
         for (size_t i = 0; i < N_IMPLS; i++) {
-            if (cpu_has(impls[i].cpu)) { chosen = &impls[i]; break; }
+            if (cpu_has(impls[i].cpu)) { c = &impls[i]; break; }
         }
+        __atomic_store_n(&chosen, c, __ATOMIC_RELAXED);
     }
-    return chosen;
+    return c;
 }
 
 const char *scantok_impl_name(void) { return choose()->name; }

@@ -289,12 +289,14 @@ static void byte_pairs_fill(hfb_model *m) {
 #include <immintrin.h>
 #define HFB_X86 1
 static int have_avx2(void) {
-    static int v = -1;
-    if (v < 0) {
+    static int v = -1; /* threads may set it at once, to the same value: relaxed atomics */
+    int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
+    if (r < 0) {
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
+        r = __builtin_cpu_supports("avx2") ? 1 : 0;
+        __atomic_store_n(&v, r, __ATOMIC_RELAXED);
     }
-    return v;
+    return r;
 }
 
 /* The position of the lowest of r[0:n] (n a multiple of 8, at most LINEAR_MAX), the first on
