@@ -14,7 +14,6 @@ from ._pylist import ascii_views as _ascii_views
 from ._pylist import ids_to_list as _ids_to_list
 from ._pylist import split_ids_into as _split_ids_into
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
-from ._pylist import str_utf8 as _str_utf8
 
 if TYPE_CHECKING:
     import numpy as np
@@ -228,6 +227,8 @@ def _usable_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
 _SHARED_CHUNK_CHARS = 32 << 10  # see Encoding._encode_ordinary_shared
 _pools: dict = {}
 _pools_lock = threading.Lock()

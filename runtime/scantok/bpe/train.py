@@ -46,6 +46,7 @@ import os
 from typing import Any, Iterable, Sequence
 
 from .._native import ffi, lib
+from ..encoding import _usable_cpus
 from .bytelevel import ALPHABET_ORDER, str_to_bytes
 from .count import Counter, count_files, count_texts
 from .errors import (BPETrainingError, EmptyCorpusError, SpecialTokenError, TrainingInputError, UnknownPatternError,
@@ -194,11 +195,8 @@ def _as_files(source: Any) -> list[str] | None:
     return paths
 
 
-def _default_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+# the CPUs this process may run on, as the encoder's batches count them
+_default_threads = _usable_cpus
 
 
 # ------------------------------------------------------------------------------- training
