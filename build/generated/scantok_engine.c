@@ -441,6 +441,132 @@ out:
     return stuck;
 }
 
+/* Pieces with both their starts and ends wanted (the encoder's scan) take the same two
+ * lanes as a count, each lane storing its pieces: lane a into the caller's arrays, lane b
+ * into its own, copied over where the lanes join (see scan_dual_*).  The loop stores only
+ * ends, as pair_body does (pieces here follow each other), and the starts are copied from
+ * them when it returns; the current piece starts at the last end stored in this call, or
+ * at the lane's so. */
+#define DUAL_STORE_MIN (1u << 12)  /* shorter inputs are scanned on one lane */
+#define DUAL_SYNC_MAX 1024u        /* bytes past the middle where lane a looks for lane b's piece starts */
+#define DUAL_HIGH_MAX 8u           /* of 1024 bytes sampled, at most so many 8-byte groups with a non-ASCII byte */
+#define DUAL_ROUND_MIN 64u         /* bytes both lanes take per return to the two-lane loop, on average */
+static int two_lanes = 1;  /* scantok_set_two_lanes */
+
+/* Every non-ASCII character takes a lane out of the two-lane loop and back (the one-lane
+ * loop steps the common ones in place): two lanes only for nearly all-ASCII input, judged
+ * on 32 bytes at 32 places spread over it (n >= 64). */
+static inline int mostly_ascii(const uint8_t *data, size_t n)
+{
+    size_t high = 0;
+    for (size_t q = 0; q < 32; q++) {
+        uint64_t w[4];
+        memcpy(w, data + q * ((n - 32) / 32), 32);
+        high += (size_t)__builtin_popcountll((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull);
+    }
+    return high <= DUAL_HIGH_MAX;
+}
+
+static size_t two_lane_joins;  /* scantok_two_lane_joins */
+
+int scantok_set_two_lanes(int on)
+{
+    return __atomic_exchange_n(&two_lanes, on ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+size_t scantok_two_lane_joins(void) { return __atomic_load_n(&two_lane_joins, __ATOMIC_RELAXED); }
+
+static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_dfa *d, const uint8_t *data,
+                                                                  size_t n, int flags, lane *la, lane *lb,
+                                                                  uint32_t *astarts, uint32_t *aends,
+                                                                  uint32_t *bstarts, uint32_t *bends)
+{
+    const uint32_t *N2 = d->next;
+    const uint8_t *F2 = d->flags, *A = d->ascii;
+    const uint16_t *AX = d->ascii_x;
+    const uint32_t s0 = d->start;
+    const size_t a_stop = la->lim < n - 3 ? la->lim : n - 3, b_stop = n - 3;
+    const size_t ak0 = la->k, bk0 = lb->k, aso0 = la->so, bso0 = lb->so;
+    size_t ai = la->i, bi = lb->i, ak = ak0, bk = bk0, x, rounds;
+    uint32_t ast = la->s, bst = lb->s, aprev = la->prev, bprev = lb->prev, pf;
+    int stuck = 0;
+#define SCUR(L) (L##k > L##k0 ? (size_t)L##ends[L##k - 1] : L##so0)
+    /* As PAIR in pair_body (ends stored): the two slots past the last piece are free. */
+#define SPAIR(L, RARE) do { \
+        x = L##st + AX[data[L##i]] + A[data[L##i + 1]]; \
+        pf = F2[x]; \
+        if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) goto RARE; \
+        L##ends[L##k] = (uint32_t)(L##i + ((pf >> 5) & 1)); \
+        L##ends[L##k + 1] = (uint32_t)(L##i + 1); \
+        L##k += pf & P_COUNT; \
+        L##prev = pf; \
+        L##st = N2[x]; \
+        L##i += 2; \
+    } while (0)
+    /* As pair_body's rare path. */
+#define SRARE(L, FLAG) do { \
+        size_t r_ = L##i, cur_ = SCUR(L); \
+        if (pf & P_SLOW) { stuck |= FLAG; goto out; } \
+        if (pf & P_REWIND_PREV && L##prev & P_MATCH1) r_ = L##i - 1; \
+        else if (pf & P_REWIND_PREV) { \
+            const uint8_t *m_ = last_match_pairs(d, data + cur_, data + L##i + 1, data + n, flags); \
+            if (m_ <= data + cur_) { stuck |= FLAG; goto out; } \
+            r_ = (size_t)(m_ - data); \
+        } \
+        L##ends[L##k] = (uint32_t)r_; \
+        L##k++; \
+        L##i = r_; \
+        L##st = s0; \
+        L##prev = 0; \
+    } while (0)
+    for (;;) {
+        size_t ra = ai < a_stop ? a_stop - ai : 0, rb = bi < b_stop ? b_stop - bi : 0;
+        rounds = (ra < rb ? ra : rb) / 4;
+        if (!rounds) {
+            stuck = (ai >= a_stop ? LANE_A : 0) | (bi >= b_stop ? LANE_B : 0);
+            if (stuck) break;
+            rounds = 1;
+        }
+        do {
+            uint32_t wa, wb;
+        round:
+            memcpy(&wa, data + ai, 4);
+            memcpy(&wb, data + bi, 4);
+            if ((wa | wb) & 0x80808080u) {
+                stuck = ((wa & 0x80808080u) ? LANE_A : 0) | ((wb & 0x80808080u) ? LANE_B : 0);
+                goto out;
+            }
+            SPAIR(a, rare_a);
+            SPAIR(b, rare_b);
+            SPAIR(a, rare_a);
+            SPAIR(b, rare_b);
+        } while (--rounds);
+        continue;
+    rare_a:
+        SRARE(a, LANE_A);
+        if (--rounds) goto round;  /* the round ends here, each lane moved four bytes at most */
+        continue;
+    rare_b:
+        SRARE(b, LANE_B);
+        if (--rounds) goto round;
+    }
+out:
+    if (ak > ak0) {
+        astarts[ak0] = (uint32_t)aso0;
+        memcpy(astarts + ak0 + 1, aends + ak0, (ak - ak0 - 1) * sizeof *astarts);
+    }
+    if (bk > bk0) {
+        bstarts[bk0] = (uint32_t)bso0;
+        memcpy(bstarts + bk0 + 1, bends + bk0, (bk - bk0 - 1) * sizeof *bstarts);
+    }
+    la->so = SCUR(a); la->i = ai; la->k = ak; la->s = ast; la->prev = aprev;
+    lb->so = SCUR(b); lb->i = bi; lb->k = bk; lb->s = bst; lb->prev = bprev;
+#undef SPAIR
+#undef SRARE
+#undef SCUR
+    return stuck;
+}
+
 static inline int accel_has(const scantok_accel *a, uint32_t b)
 {
     return b < 128 && ((a->bits[b >> 6] >> (b & 63)) & 1);
@@ -728,12 +854,101 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
     return la.k;
 }
 
+static __attribute__((noinline)) int lane_step_store_scalar(const scantok_dfa *d, const uint8_t *data, size_t n,
+                                                                int flags, lane *L, uint32_t *starts, uint32_t *ends)
+{
+    return (int)scan_body_scalar(d, data, n, flags, starts, ends, NULL, MODE_STARTS | MODE_ENDS, L);
+}
+
+/* Starts and ends of a long input on two lanes (see pair_steps_dual_store).  Lane a runs
+ * from the start to the middle, lane b from the middle (a character boundary, where it
+ * starts a piece of its own) on, into its own arrays.  Then lane a scans on past the
+ * middle until it starts a piece where lane b started one: from there on both lanes see
+ * the same pieces (a piece start is a fresh start of the automaton), so lane a's pieces
+ * before that position and lane b's from it on are the input's pieces, and lane b, where it
+ * stands, becomes lane a of the rest (split again while it is long).  If lane a finds no
+ * such position within DUAL_SYNC_MAX bytes, lane b's work is dropped and lane a scans on
+ * alone: exact either way.  Without memory for lane b, one lane. */
+static size_t scan_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
+                                     uint32_t *starts, uint32_t *ends, size_t *consumed)
+{
+    lane la = { 0, 0, 0, d->start, 0, 0, 0 }, lb;
+    uint32_t *bstarts = NULL, *bends = NULL;
+    while (n - la.i >= DUAL_STORE_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
+        int done_b = 0;
+        if (!mostly_ascii(data + a0, n - a0)) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        if (n - mid < DUAL_STORE_MIN / 4) break;
+        if (!bstarts) {
+            bstarts = malloc((n / 2 + 8) * 2 * sizeof *bstarts);
+            if (!bstarts) break;  /* one lane */
+            bends = bstarts + (n / 2 + 8);
+        }
+        la.lim = mid;
+        la.run = LANE_PAIR_RUN;
+        lb.i = lb.so = mid; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n; lb.run = LANE_PAIR_RUN;
+        for (;;) {
+            int stuck = !done_b ? pair_steps_dual_store(d, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
+                                : LANE_A;
+            /* lanes that leave the loop every few bytes: lane a scans on alone */
+            if (++rounds >= 16 && rounds * DUAL_ROUND_MIN > (la.i - a0) + (lb.i - mid)) goto alone;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_store_scalar(d, data, n, flags, &la, starts, ends)) goto finished;  /* a skip reached the end */
+                if (la.i >= mid) break;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_store_scalar(d, data, n, flags, &lb, bstarts, bends);
+        }
+        /* Lane a's first piece at or after the middle, then on until a piece start both share. */
+        ia = la.k;
+        while (ia > 0 && starts[ia - 1] >= mid) ia--;
+        la.lim = n;
+        for (;;) {
+            while (ia < la.k && ib < lb.k && starts[ia] != bstarts[ib]) {
+                if (starts[ia] < bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < la.k && ib < lb.k) break;
+            if (ib >= lb.k || la.i > mid + DUAL_SYNC_MAX) goto alone;
+            if (lane_step_store_scalar(d, data, n, flags, &la, starts, ends)) goto finished;
+        }
+        memcpy(starts + ia, bstarts + ib, (lb.k - ib) * sizeof *starts);
+        memcpy(ends + ia, bends + ib, (lb.k - ib) * sizeof *ends);
+        lb.k = ia + (lb.k - ib);
+        la = lb;
+        __atomic_fetch_add(&two_lane_joins, 1, __ATOMIC_RELAXED);
+        if (done_b) goto finished;
+    }
+alone:
+    if (la.i == la.so && la.s == d->start) {
+        /* at a piece start: the rest is one plain scan (lane steps return at every
+         * character the pair loop does not take) */
+        size_t c = 0, k = scan_scalar_3(d, data + la.i, n - la.i, flags, starts + la.k, ends + la.k, &c);
+        for (size_t j = la.k; j < la.k + k; j++) {
+            starts[j] += (uint32_t)la.i;
+            ends[j] += (uint32_t)la.i;
+        }
+        la.k += k;
+        la.so = la.i + c;
+        goto finished;
+    }
+    la.lim = n;
+    la.run = 0;
+    while (!lane_step_store_scalar(d, data, n, flags, &la, starts, ends)) {}
+finished:
+    free(bstarts);
+    if (consumed) *consumed = la.so;
+    return la.k;
+}
+
 static size_t scan_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
     /* One instance per output mode: counting stores nothing. */
     if (!starts && !ends && !consumed && !(flags & SCANTOK_PARTIAL) && d->pair && n >= DUAL_MIN)
         return count_dual_scalar(d, data, n, flags);
+    if (starts && ends && d->pair && n >= DUAL_STORE_MIN && __atomic_load_n(&two_lanes, __ATOMIC_RELAXED) &&
+        mostly_ascii(data, n))
+        return scan_dual_scalar(d, data, n, flags, starts, ends, consumed);
     switch ((starts ? MODE_STARTS : 0) | (ends ? MODE_ENDS : 0)) {
     case 0: return scan_scalar_0(d, data, n, flags, starts, ends, consumed);
     case 1: return scan_scalar_1(d, data, n, flags, starts, ends, consumed);
@@ -982,12 +1197,103 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
     return la.k;
 }
 
+__attribute__((target("sse2")))
+static __attribute__((noinline)) int lane_step_store_sse2(const scantok_dfa *d, const uint8_t *data, size_t n,
+                                                                int flags, lane *L, uint32_t *starts, uint32_t *ends)
+{
+    return (int)scan_body_sse2(d, data, n, flags, starts, ends, NULL, MODE_STARTS | MODE_ENDS, L);
+}
+
+/* Starts and ends of a long input on two lanes (see pair_steps_dual_store).  Lane a runs
+ * from the start to the middle, lane b from the middle (a character boundary, where it
+ * starts a piece of its own) on, into its own arrays.  Then lane a scans on past the
+ * middle until it starts a piece where lane b started one: from there on both lanes see
+ * the same pieces (a piece start is a fresh start of the automaton), so lane a's pieces
+ * before that position and lane b's from it on are the input's pieces, and lane b, where it
+ * stands, becomes lane a of the rest (split again while it is long).  If lane a finds no
+ * such position within DUAL_SYNC_MAX bytes, lane b's work is dropped and lane a scans on
+ * alone: exact either way.  Without memory for lane b, one lane. */
+__attribute__((target("sse2")))
+static size_t scan_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
+                                     uint32_t *starts, uint32_t *ends, size_t *consumed)
+{
+    lane la = { 0, 0, 0, d->start, 0, 0, 0 }, lb;
+    uint32_t *bstarts = NULL, *bends = NULL;
+    while (n - la.i >= DUAL_STORE_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
+        int done_b = 0;
+        if (!mostly_ascii(data + a0, n - a0)) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        if (n - mid < DUAL_STORE_MIN / 4) break;
+        if (!bstarts) {
+            bstarts = malloc((n / 2 + 8) * 2 * sizeof *bstarts);
+            if (!bstarts) break;  /* one lane */
+            bends = bstarts + (n / 2 + 8);
+        }
+        la.lim = mid;
+        la.run = LANE_PAIR_RUN;
+        lb.i = lb.so = mid; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n; lb.run = LANE_PAIR_RUN;
+        for (;;) {
+            int stuck = !done_b ? pair_steps_dual_store(d, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
+                                : LANE_A;
+            /* lanes that leave the loop every few bytes: lane a scans on alone */
+            if (++rounds >= 16 && rounds * DUAL_ROUND_MIN > (la.i - a0) + (lb.i - mid)) goto alone;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_store_sse2(d, data, n, flags, &la, starts, ends)) goto finished;  /* a skip reached the end */
+                if (la.i >= mid) break;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_store_sse2(d, data, n, flags, &lb, bstarts, bends);
+        }
+        /* Lane a's first piece at or after the middle, then on until a piece start both share. */
+        ia = la.k;
+        while (ia > 0 && starts[ia - 1] >= mid) ia--;
+        la.lim = n;
+        for (;;) {
+            while (ia < la.k && ib < lb.k && starts[ia] != bstarts[ib]) {
+                if (starts[ia] < bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < la.k && ib < lb.k) break;
+            if (ib >= lb.k || la.i > mid + DUAL_SYNC_MAX) goto alone;
+            if (lane_step_store_sse2(d, data, n, flags, &la, starts, ends)) goto finished;
+        }
+        memcpy(starts + ia, bstarts + ib, (lb.k - ib) * sizeof *starts);
+        memcpy(ends + ia, bends + ib, (lb.k - ib) * sizeof *ends);
+        lb.k = ia + (lb.k - ib);
+        la = lb;
+        __atomic_fetch_add(&two_lane_joins, 1, __ATOMIC_RELAXED);
+        if (done_b) goto finished;
+    }
+alone:
+    if (la.i == la.so && la.s == d->start) {
+        /* at a piece start: the rest is one plain scan (lane steps return at every
+         * character the pair loop does not take) */
+        size_t c = 0, k = scan_sse2_3(d, data + la.i, n - la.i, flags, starts + la.k, ends + la.k, &c);
+        for (size_t j = la.k; j < la.k + k; j++) {
+            starts[j] += (uint32_t)la.i;
+            ends[j] += (uint32_t)la.i;
+        }
+        la.k += k;
+        la.so = la.i + c;
+        goto finished;
+    }
+    la.lim = n;
+    la.run = 0;
+    while (!lane_step_store_sse2(d, data, n, flags, &la, starts, ends)) {}
+finished:
+    free(bstarts);
+    if (consumed) *consumed = la.so;
+    return la.k;
+}
+
 static size_t scan_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
     /* One instance per output mode: counting stores nothing. */
     if (!starts && !ends && !consumed && !(flags & SCANTOK_PARTIAL) && d->pair && n >= DUAL_MIN)
         return count_dual_sse2(d, data, n, flags);
+    if (starts && ends && d->pair && n >= DUAL_STORE_MIN && __atomic_load_n(&two_lanes, __ATOMIC_RELAXED) &&
+        mostly_ascii(data, n))
+        return scan_dual_sse2(d, data, n, flags, starts, ends, consumed);
     switch ((starts ? MODE_STARTS : 0) | (ends ? MODE_ENDS : 0)) {
     case 0: return scan_sse2_0(d, data, n, flags, starts, ends, consumed);
     case 1: return scan_sse2_1(d, data, n, flags, starts, ends, consumed);
@@ -1236,12 +1542,103 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
     return la.k;
 }
 
+__attribute__((target("avx2")))
+static __attribute__((noinline)) int lane_step_store_avx2(const scantok_dfa *d, const uint8_t *data, size_t n,
+                                                                int flags, lane *L, uint32_t *starts, uint32_t *ends)
+{
+    return (int)scan_body_avx2(d, data, n, flags, starts, ends, NULL, MODE_STARTS | MODE_ENDS, L);
+}
+
+/* Starts and ends of a long input on two lanes (see pair_steps_dual_store).  Lane a runs
+ * from the start to the middle, lane b from the middle (a character boundary, where it
+ * starts a piece of its own) on, into its own arrays.  Then lane a scans on past the
+ * middle until it starts a piece where lane b started one: from there on both lanes see
+ * the same pieces (a piece start is a fresh start of the automaton), so lane a's pieces
+ * before that position and lane b's from it on are the input's pieces, and lane b, where it
+ * stands, becomes lane a of the rest (split again while it is long).  If lane a finds no
+ * such position within DUAL_SYNC_MAX bytes, lane b's work is dropped and lane a scans on
+ * alone: exact either way.  Without memory for lane b, one lane. */
+__attribute__((target("avx2")))
+static size_t scan_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
+                                     uint32_t *starts, uint32_t *ends, size_t *consumed)
+{
+    lane la = { 0, 0, 0, d->start, 0, 0, 0 }, lb;
+    uint32_t *bstarts = NULL, *bends = NULL;
+    while (n - la.i >= DUAL_STORE_MIN) {
+        size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
+        int done_b = 0;
+        if (!mostly_ascii(data + a0, n - a0)) break;
+        while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
+        if (n - mid < DUAL_STORE_MIN / 4) break;
+        if (!bstarts) {
+            bstarts = malloc((n / 2 + 8) * 2 * sizeof *bstarts);
+            if (!bstarts) break;  /* one lane */
+            bends = bstarts + (n / 2 + 8);
+        }
+        la.lim = mid;
+        la.run = LANE_PAIR_RUN;
+        lb.i = lb.so = mid; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n; lb.run = LANE_PAIR_RUN;
+        for (;;) {
+            int stuck = !done_b ? pair_steps_dual_store(d, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
+                                : LANE_A;
+            /* lanes that leave the loop every few bytes: lane a scans on alone */
+            if (++rounds >= 16 && rounds * DUAL_ROUND_MIN > (la.i - a0) + (lb.i - mid)) goto alone;
+            if (stuck & LANE_A) {
+                if (la.i < mid && lane_step_store_avx2(d, data, n, flags, &la, starts, ends)) goto finished;  /* a skip reached the end */
+                if (la.i >= mid) break;
+            }
+            if (!done_b && (stuck & LANE_B)) done_b = lane_step_store_avx2(d, data, n, flags, &lb, bstarts, bends);
+        }
+        /* Lane a's first piece at or after the middle, then on until a piece start both share. */
+        ia = la.k;
+        while (ia > 0 && starts[ia - 1] >= mid) ia--;
+        la.lim = n;
+        for (;;) {
+            while (ia < la.k && ib < lb.k && starts[ia] != bstarts[ib]) {
+                if (starts[ia] < bstarts[ib]) ia++; else ib++;
+            }
+            if (ia < la.k && ib < lb.k) break;
+            if (ib >= lb.k || la.i > mid + DUAL_SYNC_MAX) goto alone;
+            if (lane_step_store_avx2(d, data, n, flags, &la, starts, ends)) goto finished;
+        }
+        memcpy(starts + ia, bstarts + ib, (lb.k - ib) * sizeof *starts);
+        memcpy(ends + ia, bends + ib, (lb.k - ib) * sizeof *ends);
+        lb.k = ia + (lb.k - ib);
+        la = lb;
+        __atomic_fetch_add(&two_lane_joins, 1, __ATOMIC_RELAXED);
+        if (done_b) goto finished;
+    }
+alone:
+    if (la.i == la.so && la.s == d->start) {
+        /* at a piece start: the rest is one plain scan (lane steps return at every
+         * character the pair loop does not take) */
+        size_t c = 0, k = scan_avx2_3(d, data + la.i, n - la.i, flags, starts + la.k, ends + la.k, &c);
+        for (size_t j = la.k; j < la.k + k; j++) {
+            starts[j] += (uint32_t)la.i;
+            ends[j] += (uint32_t)la.i;
+        }
+        la.k += k;
+        la.so = la.i + c;
+        goto finished;
+    }
+    la.lim = n;
+    la.run = 0;
+    while (!lane_step_store_avx2(d, data, n, flags, &la, starts, ends)) {}
+finished:
+    free(bstarts);
+    if (consumed) *consumed = la.so;
+    return la.k;
+}
+
 static size_t scan_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                          uint32_t *starts, uint32_t *ends, size_t *consumed)
 {
     /* One instance per output mode: counting stores nothing. */
     if (!starts && !ends && !consumed && !(flags & SCANTOK_PARTIAL) && d->pair && n >= DUAL_MIN)
         return count_dual_avx2(d, data, n, flags);
+    if (starts && ends && d->pair && n >= DUAL_STORE_MIN && __atomic_load_n(&two_lanes, __ATOMIC_RELAXED) &&
+        mostly_ascii(data, n))
+        return scan_dual_avx2(d, data, n, flags, starts, ends, consumed);
     switch ((starts ? MODE_STARTS : 0) | (ends ? MODE_ENDS : 0)) {
     case 0: return scan_avx2_0(d, data, n, flags, starts, ends, consumed);
     case 1: return scan_avx2_1(d, data, n, flags, starts, ends, consumed);

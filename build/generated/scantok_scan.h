@@ -22,6 +22,11 @@ size_t scantok_scan(const scantok_dfa *dfa, const uint8_t *data, size_t n, int f
 const char *scantok_impl_name(void);
 const char *scantok_impl_list(void);
 int scantok_force_impl(const char *name);
+/* whether a scan that wants starts and ends may run on two lanes (1, the default) or on
+ * one (0: tests and benchmarks compare the two); returns the previous setting */
+int scantok_set_two_lanes(int on);
+/* how many times two such lanes were joined (statistics for tests; all threads) */
+size_t scantok_two_lane_joins(void);
 /* cdef:end */
 
 /* SCANTOK_SURROGATEPASS: the input is a Python str encoded with "surrogatepass", so
