@@ -31,6 +31,12 @@ Method (peers with piece caches look several times faster when they re-encode a 
   and the cyclic GC's passes over them otherwise fell into the next library's timing (on
   ``batch2`` they took scantok's 2-thread batch on en from ~215 to ~125 MB/s: its calling
   thread, which builds the lists, is on the critical path);
+* and, as ``timeit`` does, the cyclic GC is paused while a call is timed, for every library
+  and mode: a batch returns one new list per document, and a young-generation pass over
+  them (~5 ms per million ids) fell inside a call or just after it depending on how many
+  containers it had allocated (700 trigger one): inside the 2-thread batch, after the
+  1-thread one, so the 2-thread / 1-thread ratio measured the GC threshold, not the threads.
+  Both pay that pass in a program that keeps encoding;
 * short texts: µs per ``encode_ordinary`` call on a chat-sized message and a line of code;
 * pathological inputs (``" " * 10**6 + "x"``, ``"a" * 10**7``, 10**7 random letters): each
   library in a fresh process with ``--timeout``; a crash or a stall is reported as such.
@@ -402,6 +408,18 @@ STEADY_MODES = {"list": "list", "numpy": "numpy"}
 CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
+class gc_paused:
+    """The cyclic GC off for a timed region, as timeit does (see the module docstring)."""
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
+            gc.enable()
+
+
 def bench_steady(args, adapters_by_enc, corpora):
     """Steady state: (enc, lib, corpus, mode) -> (MB/s over the stream, MB/s in the 3rd pass)."""
     out = {}
@@ -421,10 +439,11 @@ def bench_steady(args, adapters_by_enc, corpora):
                     gc.collect()  # see the module docstring
                     passes = []
                     for order in orders:
-                        t0 = CLOCK[args.clock]()
-                        for i in order:
-                            fn(inst, docs[i])
-                        passes.append(CLOCK[args.clock]() - t0)
+                        with gc_paused():
+                            t0 = CLOCK[args.clock]()
+                            for i in order:
+                                fn(inst, docs[i])
+                            passes.append(CLOCK[args.clock]() - t0)
                     runs.setdefault(lib, []).append((3 * mb / sum(passes), mb / passes[2]))
                     if oracle is not None and lib != "tiktoken" and len(runs[lib]) == 1:
                         # exactness on the stream (a sample of documents, after the passes)
@@ -498,9 +517,10 @@ def bench(args):
                     fn(inst, warm_arg)
                     gc.collect()  # see the module docstring
                     clock = CLOCK["wall" if mode == "batch2" else args.clock]
-                    t0 = clock()
-                    outs[lib] = fn(inst, arg)
-                    times.setdefault(lib, []).append(clock() - t0)
+                    with gc_paused():
+                        t0 = clock()
+                        outs[lib] = fn(inst, arg)
+                        times.setdefault(lib, []).append(clock() - t0)
                     del inst
                 want = None
                 for lib, ts in times.items():
