@@ -279,6 +279,51 @@ def test_skipping_stages_find_the_same_pieces(deepseek, corpora):
     check()
 
 
+def _byte_pieces(tok, data: bytes, skip: int) -> list[tuple[int, int]]:
+    ffi, lib = tok._model._ffi, tok._model._lib
+    dfas, codes = tok._stage_spec
+    st = ffi.gc(lib.hfb_stages_new(ffi.new("const scantok_dfa *[]", dfas), ffi.new("int32_t[]", codes),
+                                   len(dfas), skip), lib.hfb_stages_free)
+    a, b = ffi.new("uint32_t[]", len(data) + 1), ffi.new("uint32_t[]", len(data) + 1)
+    k = lib.hfb_pretokenize(st, data, len(data), a, b)
+    return list(zip(a[0:k], b[0:k]))
+
+
+def test_skipping_stages_over_other_scripts(deepseek):
+    """The SIMD skip jumps over non-ASCII characters by their lead byte: a live character
+    behind a lead byte whose other characters are dead (digits of other scripts, fullwidth
+    digits, CJK next to kana), runs longer than the 32-byte window, and ill-formed bytes
+    (lone continuations, overlong and truncated leads, surrogates) give the pieces of a full
+    scan."""
+    ours, _ = deepseek
+    live = ["\u0663", "\u0967", "\u0e51", "\uff11", "\u3007", "\u4e00", "\u3041", "\u30a2", "\U0001d7ce", "1"]
+    dead = ["\u0436", "\u00e9", "\u05d0", "\u2014", "\uac00", "\u3000", "\uffe5", "\U0001f600", " ", "a"]
+    texts = []
+    for lv in live:
+        for dd in dead:
+            for n in (1, 17, 40):
+                texts.append(dd * n + lv + dd * n)
+                texts.append(lv * 3 + dd * n + lv)
+    for text in texts:
+        assert _pieces(ours, text, 1) == _pieces(ours, text, 0), text[:80]
+    bad = [b"\x80", b"\xbf", b"\xc0\xaf", b"\xc1", b"\xc2", b"\xe0\x80\x80", b"\xe4\xb8", b"\xed\xa0\x80",
+           b"\xf0\x9f", b"\xf5", b"\xff", b"\xe3\x80"]
+    for x in bad:
+        for dd in ("\u0436", "\u4e2d", "a"):
+            for n in (5, 40):
+                for lv in ("", "1", "\u3007"):
+                    data = (dd * n).encode() + x + lv.encode() + (dd * n).encode() + x
+                    assert _byte_pieces(ours, data, 1) == _byte_pieces(ours, data, 0), data[:80]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from([c.encode() for c in live + dead] + bad), max_size=120))
+    def check(parts):
+        data = b"".join(parts)
+        assert _byte_pieces(ours, data, 1) == _byte_pieces(ours, data, 0)
+
+    check()
+
+
 def test_long_pieces_use_heap_merge(gpt2_style, llama3_style):
     """Pieces longer than the linear merge's limit (64 symbols) take the heap path."""
     for tok in (gpt2_style, llama3_style):

@@ -926,6 +926,14 @@ typedef struct {
     int skip;              /* jump over dead characters (most ASCII bytes are dead) */
     uint8_t dead_ascii[128];
     uint8_t live_lo[16];   /* bit h of live_lo[l]: ASCII byte h << 4 | l is live (SIMD lookup) */
+    /* bit h - 8 of live_hi[l]: byte h << 4 | l (h >= 8) may start a live character.  A
+       continuation byte never does, nor a lead byte whose every well-formed character is dead
+       (an ill-formed sequence's bytes are characters U+DC80..U+DCFF: dead, or else every
+       non-ASCII byte is marked here).  The SIMD skip then jumps over text in other scripts
+       too: the Split stages of DeepSeek V3 that look for digits and for CJK took 0.85 ms of
+       8 ms over 0.5 MB of the multi corpus, stepping through its Cyrillic or CJK text one
+       character at a time. */
+    uint8_t live_hi[16];
     uint8_t *dead_cls;     /* nclasses entries */
     /* bit b: every code point of U+(64 b) .. U+(64 b + 63) (b < 1024: the BMP) is dead and
        none is a surrogate: a well-formed 2- or 3-byte character there is skipped on its first
@@ -970,6 +978,26 @@ hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behavi
             for (uint32_t cp = 64 * b; cp < 64 * b + 64 && dead; cp++)
                 dead = g->dead_cls[d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)]];
             if (dead) g->dead_block[b >> 3] |= (uint8_t)(1u << (b & 7));
+        }
+        int bad_dead = 1; /* the characters of ill-formed bytes */
+        for (uint32_t b = 0x80; b < 0x100; b++) {
+            uint32_t cp = 0xDC00 | b;
+            bad_dead &= g->dead_cls[d->stage2[((uint32_t)d->stage1[cp >> 8] << 8) | (cp & 0xFF)]];
+        }
+        for (uint32_t b = 0x80; b < 0x100; b++) {
+            int live = 1;
+            if (bad_dead) {
+                if (b < 0xC2) live = 0; /* a continuation byte, or an overlong lead (ill-formed) */
+                else if (b < 0xE0) live = !((g->dead_block[(b & 0x1F) >> 3] >> (b & 7)) & 1);
+                else if (b < 0xF0) { /* blocks (b & 15) << 6 .. + 63, well-formed ones only */
+                    uint32_t lo = (b & 15) << 6, hi = lo + 64;
+                    if (b == 0xE0) lo = 0x800 / 64;
+                    if (b == 0xED) hi = 0xD800 / 64;
+                    live = 0;
+                    for (uint32_t k = lo; k < hi && !live; k++) live = !((g->dead_block[k >> 3] >> (k & 7)) & 1);
+                } else live = b <= 0xF4; /* 4-byte characters: not looked into */
+            }
+            if (live) g->live_hi[b & 15] |= (uint8_t)(1u << ((b >> 4) - 8));
         }
     }
     return ss;
@@ -1021,20 +1049,23 @@ invalid:
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-/* Skips dead ASCII bytes 32 at a time (two nibble lookups): returns the first position at or
-   after pos whose byte is live or not ASCII, or where fewer than 32 bytes are left. */
+/* Skips dead bytes 32 at a time (nibble lookups; non-ASCII bytes as live_hi says): returns
+   the first position at or after pos whose byte may start a live character, or where fewer
+   than 32 bytes are left. */
 __attribute__((target("avx2"))) static size_t skip_dead_avx2(const stage *g, const uint8_t *p, size_t pos,
                                                              size_t n) {
     const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)g->live_lo));
-    const __m256i bit = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0,
-                                         1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i tbl_hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)g->live_hi));
+    const __m256i bit = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128,
+                                         1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
     const __m256i low = _mm256_set1_epi8(0x0F);
     while (n - pos >= 32) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(p + pos));
-        __m256i row = _mm256_shuffle_epi8(tbl, _mm256_and_si256(x, low));
+        __m256i x = _mm256_loadu_si256((const __m256i *)(p + pos)), lo = _mm256_and_si256(x, low);
+        /* the row of the byte's low nibble, from the non-ASCII table where its top bit is set */
+        __m256i row = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl, lo), _mm256_shuffle_epi8(tbl_hi, lo), x);
         __m256i hb = _mm256_shuffle_epi8(bit, _mm256_and_si256(_mm256_srli_epi16(x, 4), low));
         __m256i dead = _mm256_cmpeq_epi8(_mm256_and_si256(row, hb), _mm256_setzero_si256());
-        uint32_t stop = ~(uint32_t)_mm256_movemask_epi8(dead) | (uint32_t)_mm256_movemask_epi8(x);
+        uint32_t stop = ~(uint32_t)_mm256_movemask_epi8(dead);
         if (stop) return pos + (size_t)__builtin_ctz(stop);
         pos += 32;
     }
