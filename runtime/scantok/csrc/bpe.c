@@ -726,6 +726,101 @@ __attribute__((target("avx2"))) static int merge_small_avx2(const bpe_table *t, 
 }
 #endif
 
+#ifdef HAVE_ARGMIN_AVX2
+/* merge_small for encode_long's windows (~144 bytes), where the flat argmin above reads all
+   of rk for every merge. Two levels: bm0..bm2 hold the minimum of each 8-rank block of rk, in
+   registers, so a step reads 3 vectors of block minima and then one block. rk is only ever
+   written a whole block at a time (load, blend the changed lanes, store): a 32-byte load
+   that overlaps narrower stores still in the store buffer would wait for them to reach L1,
+   while a load of what one same-sized store wrote is forwarded. */
+__attribute__((target("avx2"))) static inline __m256i hmin_bcast(__m256i v) {
+    __m128i x = _mm_min_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0x4E));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0xB1));
+    return _mm256_broadcastd_epi32(x);
+}
+
+__attribute__((target("avx2"))) static int merge_window_avx2(const bpe_table *t, bpe_cache *c,
+                                                             const uint8_t *p, size_t len,
+                                                             bpe_buf *out) {
+    uint32_t rk[24 * 8] __attribute__((aligned(32))), tok[SMALL_MAX + 1];
+    uint8_t nxt[SMALL_MAX + 16], prv[SMALL_MAX + 16];
+    size_t nparts = len;
+    for (size_t i = 0; i < len; i += 16) {
+        memcpy(nxt + i, IOTA_M1 + i + 2, 16);
+        memcpy(prv + i, IOTA_M1 + i, 16);
+    }
+    for (size_t i = 0; i < len; i++) tok[i] = t->byte_rank[p[i]];
+    for (size_t i = 0; i + 1 < len; i++) rk[i] = lookup2(t, p + i);
+    for (size_t q = 0; q < 9; q++) rk[len - 1 + q] = NONE;
+    size_t nb = (len + 7) >> 3;
+    uint32_t bms[24];
+    for (size_t b = 0; b < 24; b++) {
+        uint32_t m = NONE;
+        if (b < nb)
+            for (size_t q = 0; q < 8; q++) m = rk[8 * b + q] < m ? rk[8 * b + q] : m;
+        bms[b] = m;
+    }
+    __m256i bm0 = _mm256_loadu_si256((const __m256i *)bms);
+    __m256i bm1 = _mm256_loadu_si256((const __m256i *)(bms + 8));
+    __m256i bm2 = _mm256_loadu_si256((const __m256i *)(bms + 16));
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i iota8 = _mm256_add_epi32(iota, _mm256_set1_epi32(8));
+    const __m256i iota16 = _mm256_add_epi32(iota, _mm256_set1_epi32(16));
+    const __m256i none = _mm256_set1_epi32(-1);
+    for (;;) {
+        __m256i vb = hmin_bcast(_mm256_min_epu32(bm0, _mm256_min_epu32(bm1, bm2)));
+        uint32_t best = (uint32_t)_mm256_cvtsi256_si32(vb);
+        if (best == NONE) break;
+        unsigned bmask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bm0, vb))) |
+                         (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bm1, vb))) << 8 |
+                         (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bm2, vb))) << 16;
+        size_t bi = (size_t)__builtin_ctz(bmask);
+        __m256i blk = _mm256_load_si256((const __m256i *)(rk + 8 * bi));
+        unsigned lmask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(blk, vb)));
+        size_t i = 8 * bi + (size_t)__builtin_ctz(lmask);
+        size_t j = nxt[i];
+        size_t k = nxt[j]; /* j < len: rk[i] != NONE */
+        tok[i] = best;
+        nxt[i] = (uint8_t)k;
+        if (k < len) prv[k] = (uint8_t)i;
+        nparts--;
+        uint32_t ri = k < len ? pair_rank(t, c, best, tok[k], p + i, nxt[k] - i) : NONE;
+        size_t h = i; /* i == 0: no left neighbour; h == i rewrites rk[i] with the same value */
+        uint32_t rh = ri;
+        if (i > 0) {
+            h = prv[i];
+            rh = pair_rank(t, c, tok[h], best, p + h, k - h);
+        }
+        __m256i vi = _mm256_set1_epi32((int)i), vj = _mm256_set1_epi32((int)j),
+                vh = _mm256_set1_epi32((int)h), vri = _mm256_set1_epi32((int)ri),
+                vrh = _mm256_set1_epi32((int)rh);
+        size_t todo[3] = {bi, j >> 3, h >> 3};
+        for (int u = 0; u < 3; u++) {
+            size_t b = todo[u];
+            if (u == 1 && b == bi) continue;
+            if (u == 2 && (b == bi || b == todo[1])) continue;
+            __m256i pos = _mm256_add_epi32(iota, _mm256_set1_epi32((int)(8 * b)));
+            __m256i v = _mm256_load_si256((const __m256i *)(rk + 8 * b));
+            v = _mm256_blendv_epi8(v, vri, _mm256_cmpeq_epi32(pos, vi));
+            v = _mm256_blendv_epi8(v, none, _mm256_cmpeq_epi32(pos, vj));
+            v = _mm256_blendv_epi8(v, vrh, _mm256_cmpeq_epi32(pos, vh));
+            _mm256_store_si256((__m256i *)(rk + 8 * b), v);
+            __m256i m = hmin_bcast(v), vbk = _mm256_set1_epi32((int)b);
+            bm0 = _mm256_blendv_epi8(bm0, m, _mm256_cmpeq_epi32(iota, vbk));
+            bm1 = _mm256_blendv_epi8(bm1, m, _mm256_cmpeq_epi32(iota8, vbk));
+            bm2 = _mm256_blendv_epi8(bm2, m, _mm256_cmpeq_epi32(iota16, vbk));
+        }
+    }
+    if (buf_grow(out, nparts)) return -1;
+    for (size_t i = 0; i < len; i = nxt[i]) {
+        if (tok[i] == NONE) return -2;
+        out->ids[out->len++] = tok[i];
+    }
+    return 0;
+}
+#endif
+
 static merge_fn merge_for_impl(void) {
 #ifdef HAVE_ARGMIN_AVX2
     if (!strcmp(scantok_impl_name(), "avx2")) return merge_small_avx2;
@@ -736,6 +831,15 @@ static merge_fn merge_for_impl(void) {
 static inline int merge_small(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
                               bpe_buf *out) {
     return c ? c->merge(t, c, p, len, out) : merge_small_scalar(t, c, p, len, out);
+}
+
+/* merge_small for encode_long's windows (which are 2..SMALL_MAX bytes long). */
+static inline int merge_window(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
+                               bpe_buf *out) {
+#ifdef HAVE_ARGMIN_AVX2
+    if (c && c->merge == merge_small_avx2) return merge_window_avx2(t, c, p, len, out);
+#endif
+    return merge_small(t, c, p, len, out);
 }
 
 /* Binary min-heap of (rank << 32 | position) keys: lowest rank first, then leftmost. */
@@ -894,7 +998,9 @@ static int encode_long(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_
         if (!(prev_pos != (size_t)-1 && wlen == prev_wlen &&
               memcmp(p + prev_pos, p + pos, wlen) == 0)) {
             win.len = 0;
-            if ((rc = merge_any(t, c, p + pos, wlen, &win))) goto done;
+            rc = wlen >= 2 && wlen <= SMALL_MAX ? merge_window(t, c, p + pos, wlen, &win)
+                                                 : merge_any(t, c, p + pos, wlen, &win);
+            if (rc) goto done;
             prev_pos = pos;
             prev_wlen = wlen;
         }
