@@ -285,7 +285,9 @@ def test_long_pieces_exact(name):
     rng = random.Random(7)
     alphabets = ["ab", "aab" + string.ascii_lowercase, string.ascii_letters, " ", " \n", "01", "ее", "的是", "abcabcx", "é"]
     try:
-        for chunk, margin in [(1, 0), (3, 0), (8, 4), (64, 48), (384, 256)]:
+        # (100, 60) and (200, 40): windows of 160 and 240 bytes, the largest that merge_small and
+        # encode_long's window merge take
+        for chunk, margin in [(1, 0), (3, 0), (8, 4), (64, 48), (100, 60), (200, 40), (384, 256)]:
             lib.bpe_set_long_window(chunk, margin)
             for _ in range(25):
                 s = "".join(rng.choices(rng.choice(alphabets), k=rng.randint(1025, 4000)))
