@@ -449,7 +449,7 @@ out:
  * at the lane's so. */
 #define DUAL_STORE_MIN (1u << 12)  /* shorter inputs are scanned on one lane */
 #define DUAL_SYNC_MAX 1024u        /* bytes past the middle where lane a looks for lane b's piece starts */
-#define DUAL_HIGH_MAX 8u           /* of 1024 bytes sampled, at most so many 8-byte groups with a non-ASCII byte */
+#define DUAL_HIGH_MAX 8u           /* of 32 samples of 32 bytes, at most so many byte positions (0-7 of a sample's four words) with a non-ASCII byte */
 #define DUAL_ROUND_MIN 64u         /* bytes both lanes take per return to the two-lane loop, on average */
 static int two_lanes = 1;  /* scantok_set_two_lanes */
 
