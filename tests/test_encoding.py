@@ -177,6 +177,31 @@ def test_special_token_semantics(name):
     assert not e.is_special_token(0)
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_disallowed_specials_in_long_text(name):
+    """Long texts (read in place: ASCII, and non-ASCII up to the kept-UTF-8 bound) are searched
+    for the specials' common prefix in their UTF-8; raise or not, and the ids, as tiktoken's."""
+    e, t = enc(name), tiktoken_encoding(name)
+    eot = "<|endoftext|>"
+    n = 20_000
+    for filler in ("x", "\u00e9", "\u6f22", "\U0001F600", "a\u00e9 "):
+        body = (filler * n)[:n]
+        for text in (body + eot, eot + body, body[: n // 2] + eot + body[n // 2:], body + "<|endoftext",
+                     body + "<|", body + "<", body + "|>" + body, body + "<\u00e9|"):
+            for kw in ({}, dict(disallowed_special=[eot]), dict(allowed_special={eot})):
+                try:
+                    want = t.encode(text, **kw)
+                except ValueError as err:
+                    with pytest.raises(ValueError) as got:
+                        e.encode(text, **kw)
+                    assert str(got.value) == str(err)
+                    with pytest.raises(ValueError):
+                        e.encode_to_numpy(text, **kw)
+                    continue
+                assert e.encode(text, **kw) == want, (filler, len(text), kw)
+                assert e.encode_to_numpy(text, **kw).tolist() == want
+
+
 def test_harmony_specials():
     e, t = enc("o200k_harmony"), tiktoken_encoding("o200k_harmony")
     text = "<|start|>user<|message|>hi<|end|><|endofprompt|><|reserved_200018|><|reserved_201087|>"

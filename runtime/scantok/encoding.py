@@ -13,6 +13,7 @@ from ._native import ffi, lib
 from ._pylist import ascii_views as _ascii_views
 from ._pylist import ids_to_list as _ids_to_list
 from ._pylist import split_ids_into as _split_ids_into
+from ._pylist import utf8_contains as _utf8_contains
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
 
 if TYPE_CHECKING:
@@ -404,6 +405,10 @@ class Encoding:
             rx, prefix, prefix_bytes = _special_token_regex(disallowed_special)
             if type(data) is bytes and prefix_bytes:
                 if prefix_bytes not in data:
+                    return
+            elif type(data) is _Utf8InPlace and prefix_bytes:
+                # the UTF-8 CPython keeps: a non-ASCII str's own characters are 2 or 4 bytes
+                if not _utf8_contains(text, prefix_bytes):
                     return
             elif prefix and prefix not in text:
                 return

@@ -229,6 +229,29 @@ static PyObject *str_utf8(PyObject *self, PyObject *s) {
     return Py_BuildValue("Nn", PyLong_FromVoidPtr((void *)p), n);
 }
 
+/* utf8_contains(s, needle) -> bool: whether the UTF-8 of str s (as str_utf8 reads it) holds
+   the bytes needle. The encoder's check for disallowed special tokens: searching a non-ASCII
+   str for "<|" went through its 2- or 4-byte characters (~1.9 ms for 2 MB of en.txt, as long
+   as encoding it), its UTF-8 holds a rarer first byte (memchr, then memcmp). */
+static PyObject *utf8_contains(PyObject *self, PyObject *args) {
+    PyObject *s;
+    const char *needle;
+    Py_ssize_t n, m;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Uy#", &s, &needle, &m)) return NULL;
+    const char *p = PyUnicode_AsUTF8AndSize(s, &n);
+    if (!p) return NULL;
+    if (m == 0) Py_RETURN_TRUE;
+    const char *end = p + n, *q = p;
+    while (end - q >= m) {
+        q = memchr(q, needle[0], (size_t)(end - q - m + 1));
+        if (!q) break;
+        if (!memcmp(q, needle, (size_t)m)) Py_RETURN_TRUE;
+        q++;
+    }
+    Py_RETURN_FALSE;
+}
+
 /* An address argument (from cffi's ffi.cast("uintptr_t", ptr)); NULL with an error set. */
 static const uint32_t *address(PyObject *obj, Py_ssize_t n, const char *what) {
     const uint32_t *p = (const uint32_t *)PyLong_AsVoidPtr(obj);
@@ -503,6 +526,8 @@ static PyMethodDef methods[] = {
      "ascii_views(texts, lo, hi, ptrs, lens) -> list[int]: ASCII str in place; the others' indices."},
     {"str_utf8", str_utf8, METH_O,
      "str_utf8(s) -> (address, n): the UTF-8 of an ASCII str in place (no copy)."},
+    {"utf8_contains", utf8_contains, METH_VARARGS,
+     "utf8_contains(s, needle) -> bool: whether the UTF-8 of str s holds the bytes needle."},
     {"tokens_to_list", tokens_to_list, METH_VARARGS,
      "tokens_to_list(address, n, table) -> list: table[id] of n uint32 ids at a C address."},
     {"spans_to_list", spans_to_list, METH_VARARGS,
