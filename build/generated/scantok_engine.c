@@ -877,7 +877,7 @@ static size_t scan_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t
     while (n - la.i >= DUAL_STORE_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
         int done_b = 0;
-        if (!mostly_ascii(data + a0, n - a0)) break;
+        if (a0 && !mostly_ascii(data + a0, n - a0)) break;  /* the caller sampled the whole input */
         while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
         if (n - mid < DUAL_STORE_MIN / 4) break;
         if (!bstarts) {
@@ -1222,7 +1222,7 @@ static size_t scan_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n
     while (n - la.i >= DUAL_STORE_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
         int done_b = 0;
-        if (!mostly_ascii(data + a0, n - a0)) break;
+        if (a0 && !mostly_ascii(data + a0, n - a0)) break;  /* the caller sampled the whole input */
         while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
         if (n - mid < DUAL_STORE_MIN / 4) break;
         if (!bstarts) {
@@ -1567,7 +1567,7 @@ static size_t scan_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n
     while (n - la.i >= DUAL_STORE_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
         int done_b = 0;
-        if (!mostly_ascii(data + a0, n - a0)) break;
+        if (a0 && !mostly_ascii(data + a0, n - a0)) break;  /* the caller sampled the whole input */
         while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
         if (n - mid < DUAL_STORE_MIN / 4) break;
         if (!bstarts) {
