@@ -531,3 +531,17 @@ def _all_strings(alphabet: str, max_len: int) -> list[str]:
 
 NULLABLE_LOOP_TEXTS = _all_strings("ab1/ x", 4) + [
     "1/a", "x//", "a/a/", "aa//a", "a/ab/b1 /xa a", "ba//ab  x/1a", "1/a/b/ab/aab//bba x", "//aa//bb//11"]
+
+
+def isolated(sc, text: str) -> list[tuple[str, tuple[int, int]]]:
+    """A scanner's matches plus the gaps between them, as HuggingFace's
+    ``Split(..., "isolated")`` gives them."""
+    out, last = [], 0
+    for a, b in sc.spans(text):
+        if a > last:
+            out.append((text[last:a], (last, a)))
+        out.append((text[a:b], (a, b)))
+        last = b
+    if last < len(text):
+        out.append((text[last:], (last, len(text))))
+    return out

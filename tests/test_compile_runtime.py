@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from conftest import REPO, available_impls, current_impl, force_impl, load_corpus
 from strategies import NULLABLE_LOOP_ASSERTION_PATTERNS, NULLABLE_LOOP_TEXTS
-from strategies import REJECTED_BY_DESIGN, hard_bytes, hard_text, oracle, oracle_split_bytes, patterns
+from strategies import REJECTED_BY_DESIGN, hard_bytes, hard_text, isolated, oracle, oracle_split_bytes, patterns
 
 import scantok
 from scantok.compiler import cache, image, runtime
@@ -154,19 +154,6 @@ def hf_split(pattern: str, text: str) -> list[tuple[str, tuple[int, int]]]:
     from tokenizers import Regex, pre_tokenizers
 
     return pre_tokenizers.Split(Regex(pattern), "isolated").pre_tokenize_str(text)
-
-
-def isolated(sc, text: str) -> list[tuple[str, tuple[int, int]]]:
-    """The scanner's matches plus the gaps between them, as Split(..., "isolated") gives them."""
-    out, last = [], 0
-    for a, b in sc.spans(text):
-        if a > last:
-            out.append((text[last:a], (last, a)))
-        out.append((text[a:b], (a, b)))
-        last = b
-    if last < len(text):
-        out.append((text[last:], (last, len(text))))
-    return out
 
 
 @pytest.mark.parametrize("pattern", ONIG_PATTERNS)

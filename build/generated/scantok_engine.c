@@ -108,6 +108,106 @@ static const uint8_t *last_match_pairs(const scantok_dfa *d, const uint8_t *star
     return last;
 }
 
+/* Gaps: positions where no piece starts.  findall skips such a character and tries the
+ * next one; when a failed attempt ran far (`.*?x` or `a+b` over text without x or b), trying
+ * every position in turn costs the square of the gap.  A failed attempt's path is a chain of
+ * (position, state) facts: from that state at that position no match ever ends.  An
+ * attempt that reaches a chain in the chain's state at the same position therefore fails
+ * too, and stops there.  Attempts from nearby positions meet a chain within a few
+ * characters (a minimal DFA's state is what is left to match, and what is left converges),
+ * so a gap costs a few steps per character.  Several chains, as attempts may fall into
+ * tracks that never meet (`(?:ab)+c` over "abab...": from each a the attempt runs on, from
+ * each b it dies at once; `(?:ab|ba)+c`: from a and from b, out of step); a failure that
+ * meets none replaces the one that reaches least far.  Beyond GAP_CHAINS such tracks (a
+ * periodic text built against the pattern) a gap can again cost up to its length per
+ * character.   A
+ * chain's states are recomputed one step at a time ahead of the attempts, the last
+ * GAP_RING kept. */
+#define GAP_MIN 32u     /* a failed attempt at least this long (bytes) enters gap_next */
+#define GAP_RING 256u   /* chain states kept behind the furthest position asked for, and how
+                           far from its start an attempt looks for a chain */
+#define GAP_CHAINS 8     /* tracks of attempts that never meet, followed at once */
+static uint64_t gap_steps;  /* scantok_gap_steps: characters stepped in gaps (tests) */
+
+typedef struct {
+    const uint8_t *base, *pos, *stop;  /* from base (in the start state), at pos, alive to stop */
+    uint32_t s;                        /* the state at pos */
+    uint32_t ring[GAP_RING];           /* ring[(q - base) % GAP_RING]: the state at q */
+} gap_chain;
+
+static inline void gap_chain_set(gap_chain *c, const uint8_t *base, const uint8_t *stop, uint32_t s0)
+{
+    c->base = c->pos = base;
+    c->stop = stop;
+    c->s = c->ring[0] = s0;
+}
+
+/* The first position at or after `from` (a character boundary past `start`) from which an
+ * attempt does not fail: one that matches, or one still undecided at the end of a partial
+ * input; or the end.  The attempt from `start` failed: its threads died at `stop` (or it
+ * ran to the end without a match). */
+static __attribute__((noinline, cold)) const uint8_t *
+gap_next(const scantok_dfa *d, const uint8_t *start, const uint8_t *stop, const uint8_t *from,
+         const uint8_t *end, int flags)
+{
+    const uint32_t *N = d->next + d->pair;
+    const uint8_t *F = d->flags + d->pair;
+    const uint32_t s0 = d->start, info = d->nclasses;
+    const int whole = flags & ~SCANTOK_PARTIAL;
+    gap_chain chains[GAP_CHAINS];
+    const uint8_t *a = from;
+    uint32_t cls;
+    uint64_t steps = 0;
+    gap_chain_set(&chains[0], start, stop, s0);
+    for (int c = 1; c < GAP_CHAINS; c++) gap_chain_set(&chains[c], start, start, s0);
+    while (a < end) {
+        const uint8_t *q = a;
+        uint32_t s = s0;
+        int met = 0;
+        for (;;) {
+            /* Has a chain been at q in state s?  A chain behind q steps up to it.  Only
+             * within GAP_RING of the attempt's start: an attempt that meets no chain by then
+             * is on a track of its own, and a chain it dragged further along would have lost
+             * the states the next attempt asks for. */
+            for (int c = 0; c < GAP_CHAINS && !met && (size_t)(q - a) < GAP_RING; c++) {
+                gap_chain *g = &chains[c];
+                if (q > g->stop) continue;
+                while (g->pos < q) {
+                    g->pos += decode_class(d, g->pos, end, whole, &cls);
+                    g->s = N[g->s + cls];
+                    g->ring[(size_t)(g->pos - g->base) % GAP_RING] = g->s;
+                    steps++;
+                }
+                met = (size_t)(g->pos - q) < GAP_RING && g->ring[(size_t)(q - g->base) % GAP_RING] == s;
+            }
+            if (met) break;
+            if (q >= end) {
+                if (flags & SCANTOK_PARTIAL) goto found;   /* undecided until more input */
+                if (F[s + info] & 1) goto found;           /* a match at the end of the text */
+                break;
+            }
+            const size_t len = decode_class(d, q, end, flags, &cls);
+            if (!len) goto found;                          /* partial: undecided */
+            const uint32_t f = F[s + cls];
+            if (f & T_MATCH) goto found;
+            steps++;
+            if (f & T_SPECIAL) break;                      /* every thread died, no match */
+            s = N[s + cls];
+            q += len;
+            if (!s) break;
+        }
+        if (!met) {  /* a failure of its own: a chain */
+            int c = 0;
+            for (int k = 1; k < GAP_CHAINS; k++) if (chains[k].stop < chains[c].stop) c = k;
+            gap_chain_set(&chains[c], a, q, s0);
+        }
+        a += decode_class(d, a, end, whole, &cls);
+    }
+found:
+    __atomic_fetch_add(&gap_steps, steps, __ATOMIC_RELAXED);
+    return a < end ? a : end;
+}
+
 /* The pair loop: two ASCII characters per step, pieces emitted without a branch: the
  * stores always happen (the two slots past the last piece are free: k <= so <= i and
  * i + 1 < n), and k only advances at a boundary.  Returns at the first pair it cannot
@@ -476,6 +576,8 @@ int scantok_set_two_lanes(int on)
 
 size_t scantok_two_lane_joins(void) { return __atomic_load_n(&two_lane_joins, __ATOMIC_RELAXED); }
 
+uint64_t scantok_gap_steps(void) { return __atomic_load_n(&gap_steps, __ATOMIC_RELAXED); }
+
 static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_dfa *d, const uint8_t *data,
                                                                   size_t n, int flags, lane *la, lane *lb,
                                                                   uint32_t *astarts, uint32_t *aends,
@@ -704,8 +806,9 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                 last = last_match_scalar(d, start, p, end, flags);
                 if (last > start) { EMIT(start, last); p = start = last; }
                 else {
-                    size_t l = decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
-                    p = start = start + l;
+                    const uint8_t *next = start + decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
+                    if ((size_t)(p - start) >= GAP_MIN) next = gap_next(d, start, p, next, end, flags);
+                    p = start = next;
                 }
                 s = s0;
                 NEXT
@@ -733,8 +836,9 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         last = last_match_scalar(d, start, end, end, flags);
         if (last > start) { EMIT(start, last); p = start = last; }
         else {
-            size_t l = decode_class(d, start, end, flags, &cls);
-            p = start = start + l;
+            const uint8_t *next = start + decode_class(d, start, end, flags, &cls);
+            if ((size_t)(end - start) >= GAP_MIN) next = gap_next(d, start, end, next, end, flags);
+            p = start = next;
         }
         s = s0;
         NEXT
@@ -1041,8 +1145,9 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                 last = last_match_sse2(d, start, p, end, flags);
                 if (last > start) { EMIT(start, last); p = start = last; }
                 else {
-                    size_t l = decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
-                    p = start = start + l;
+                    const uint8_t *next = start + decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
+                    if ((size_t)(p - start) >= GAP_MIN) next = gap_next(d, start, p, next, end, flags);
+                    p = start = next;
                 }
                 s = s0;
                 NEXT
@@ -1070,8 +1175,9 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         last = last_match_sse2(d, start, end, end, flags);
         if (last > start) { EMIT(start, last); p = start = last; }
         else {
-            size_t l = decode_class(d, start, end, flags, &cls);
-            p = start = start + l;
+            const uint8_t *next = start + decode_class(d, start, end, flags, &cls);
+            if ((size_t)(end - start) >= GAP_MIN) next = gap_next(d, start, end, next, end, flags);
+            p = start = next;
         }
         s = s0;
         NEXT
@@ -1386,8 +1492,9 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                 last = last_match_avx2(d, start, p, end, flags);
                 if (last > start) { EMIT(start, last); p = start = last; }
                 else {
-                    size_t l = decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
-                    p = start = start + l;
+                    const uint8_t *next = start + decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
+                    if ((size_t)(p - start) >= GAP_MIN) next = gap_next(d, start, p, next, end, flags);
+                    p = start = next;
                 }
                 s = s0;
                 NEXT
@@ -1415,8 +1522,9 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         last = last_match_avx2(d, start, end, end, flags);
         if (last > start) { EMIT(start, last); p = start = last; }
         else {
-            size_t l = decode_class(d, start, end, flags, &cls);
-            p = start = start + l;
+            const uint8_t *next = start + decode_class(d, start, end, flags, &cls);
+            if ((size_t)(end - start) >= GAP_MIN) next = gap_next(d, start, end, next, end, flags);
+            p = start = next;
         }
         s = s0;
         NEXT

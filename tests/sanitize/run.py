@@ -39,6 +39,8 @@ TESTS = [
     "tests/test_scanner_count_lanes.py",
     # starts and ends on two lanes (the encoder's scan), joined or not
     "tests/test_scanner_store_lanes.py",
+    # gaps (positions where no piece starts): gap_next's chains and rings
+    "tests/test_scanner_gaps.py",
     # the BPE core (caches, merges, long pieces) and the list builder
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
     # damaged cache images: the structural validation of bpe_table_from_image

@@ -1,0 +1,243 @@
+"""Gaps: where no piece starts, scanning stays exact and linear.
+
+findall skips a character where the pattern does not match and tries the next one.  When the
+failed attempt ran far (``a+b`` over ``"aaaa..."``, ``.*?[^a\\s]`` over spaces), trying every
+position afresh costs the square of the gap; the engine's ``gap_next`` stops an attempt where
+it meets the path of one that already failed (same state at the same position).  Checked here:
+
+* pieces equal ``regex.findall`` / ``finditer`` on texts made of long gaps, matches between
+  them, and random mixes, on every engine path, whole and streamed (``SCANTOK_PARTIAL``), on
+  one lane and two (inputs long enough for the two-lane scan and count);
+* ``flavor="onig"`` keeps the same gaps as HuggingFace's ``Split(..., "isolated")``;
+* the work is linear: the characters stepped in gaps (``scantok_gap_steps``) grow in
+  proportion to the input, a few per character, and a 2 MB gap scans in a subprocess well
+  within a hang guard (before ``gap_next``, 40,000 characters of ``a+b`` took 0.6 s and
+  2 MB would have taken about 25 minutes).  No timing is asserted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import available_impls, c_scan
+from strategies import isolated, oracle
+
+import scantok
+
+# pattern -> the gap it cannot start a piece in (repeated), and a text that matches
+GAPS = {
+    "a+b": ("a", "aab"),
+    r".*?[^a\s]": (" ", " x"),
+    "(?:ab)+c": ("ab", "abc"),
+    "(?:ab|ba)+c": ("ab", "bac"),
+    "(?:abc|bca|cab)+d": ("abc", "cabd"),  # three tracks of attempts, out of step
+    "(?:abcde|bcdea|cdeab|deabc|eabcd)+f": ("abcde", "deabcf"),  # five
+    r"\p{L}+\d": ("é", "éé7"),             # two-byte characters
+    r"\p{Han}+。": ("中文", "字。"),            # three-byte characters
+    r"x[^y]*y|\s": ("xz", " "),
+    r"[a-z]+(?=\d)|\d+": ("q", "ab12"),
+}
+SEPARATORS = [" ", "\n", "!", "1", "é", "\U0001F600"]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SCANTOK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "scantok-cache"))
+
+
+def gap_text(pattern: str, rng: random.Random, size: int, longest: int = 1500) -> str:
+    """Gaps of up to `longest` characters, matches and separators, about `size` characters."""
+    unit, match = GAPS[pattern]
+    parts, n = [], 0
+    while n < size:
+        r = rng.random()
+        if r < 0.5:
+            part = unit * rng.randint(1, max(1, longest // len(unit)))
+            part = part[rng.randint(0, len(unit) - 1):]  # start out of step, too
+        elif r < 0.8:
+            part = match
+        else:
+            part = rng.choice(SEPARATORS)
+        parts.append(part)
+        n += len(part)
+    return "".join(parts)
+
+
+_expected: dict = {}
+
+
+def expected_spans(pattern: str, text: str) -> list[tuple[int, int]]:
+    key = (pattern, text)
+    if key not in _expected:
+        _expected[key] = [m.span() for m in oracle(pattern).finditer(text)]
+    return _expected[key]
+
+
+def byte_spans_of(text: str, spans) -> list[tuple[int, int]]:
+    data = text.encode()
+    offsets = [0]
+    for ch in text:
+        offsets.append(offsets[-1] + len(ch.encode()))
+    assert offsets[-1] == len(data)
+    return [(offsets[a], offsets[b]) for a, b in spans]
+
+
+@pytest.mark.parametrize("pattern", GAPS)
+@pytest.mark.parametrize("size", [31, 32, 33, 100, 3000])
+def test_one_gap_matches_regex(pattern, size, engine_impl):
+    """A single gap of each length around GAP_MIN, alone and between matches."""
+    unit, match = GAPS[pattern]
+    sc = scantok.compile(pattern)
+    gap = (unit * size)[:size] if len(unit) == 1 else unit * (size // len(unit) + 1)
+    for text in (gap, gap + match, match + gap, match + gap + match, gap[1:] + match + gap):
+        assert sc.spans(text) == expected_spans(pattern, text), (pattern, text[:80])
+        assert sc.count(text) == len(expected_spans(pattern, text))
+
+
+@pytest.mark.parametrize("pattern", GAPS)
+def test_mixed_gaps_match_regex(pattern, engine_impl):
+    """Random mixes, long enough (> 64 KiB of UTF-8 for some) for the two-lane scan and count."""
+    sc = scantok.compile(pattern)
+    rng = random.Random(zlib.crc32(pattern.encode()))  # the same texts in every process
+    for size in (500, 5000, 70_000):
+        text = gap_text(pattern, rng, size)
+        want = expected_spans(pattern, text)
+        assert sc.spans(text) == want, pattern
+        assert sc.count(text) == len(want)
+        assert sc.byte_spans(text) == byte_spans_of(text, want)
+
+
+@pytest.mark.parametrize("pattern", GAPS)
+def test_one_lane_and_two_lanes_agree(pattern):
+    from scantok._native import lib
+
+    sc = scantok.compile(pattern)
+    text = gap_text(pattern, random.Random(7), 80_000, longest=3000)
+    data = text.encode()
+    two = c_scan(sc, data)
+    count_two = sc.count(data)
+    before = lib.scantok_set_two_lanes(0)
+    try:
+        one = c_scan(sc, data)
+    finally:
+        lib.scantok_set_two_lanes(before)
+    assert two == one
+    assert count_two == len(one[0])
+
+
+@pytest.mark.parametrize("pattern", GAPS)
+@pytest.mark.parametrize("chunk", [7, 100, 777])
+def test_streamed_equals_whole(pattern, chunk):
+    """SCANTOK_PARTIAL: a gap that reaches the end of a chunk is undecided, not skipped."""
+    from scantok._native import lib
+
+    sc = scantok.compile(pattern)
+    data = gap_text(pattern, random.Random(chunk), 6000).encode()
+    pieces, base, size = [], 0, chunk
+    while True:
+        part = data[base:base + size]
+        final = base + len(part) >= len(data)
+        got, consumed = c_scan(sc, part, 0 if final else lib.SCANTOK_PARTIAL)
+        pieces += [(base + a, base + b) for a, b in got]
+        if final:
+            break
+        if consumed == 0:
+            size *= 2
+            continue
+        base += consumed
+        size = chunk
+    assert pieces == sc.byte_spans(data)
+
+
+@pytest.mark.parametrize("pattern", ["a+b", "(?:ab)+c", r"\p{L}+\d", r"x[^y]*y|\s"])
+def test_onig_gaps_match_hf_split(pattern):
+    from tokenizers import Regex, pre_tokenizers
+
+    sc = scantok.compile(pattern, flavor="onig")
+    split = pre_tokenizers.Split(Regex(pattern), "isolated")
+    rng = random.Random(3)
+    for _ in range(5):
+        text = gap_text(pattern, rng, 600, longest=200)
+        assert isolated(sc, text) == split.pre_tokenize_str(text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+@pytest.mark.parametrize("pattern", list(GAPS))
+def test_hypothesis_gap_mixes(pattern, data):
+    unit, match = GAPS[pattern]
+    parts = data.draw(st.lists(st.one_of(
+        st.integers(1, 80).map(lambda k: unit * k),
+        st.just(match), st.sampled_from(SEPARATORS),
+        st.text(alphabet=unit + match + "".join(SEPARATORS), max_size=20)), max_size=12))
+    text = "".join(parts)
+    sc = scantok.compile(pattern)
+    assert sc.spans(text) == expected_spans(pattern, text)
+    assert sc.count(text) == len(expected_spans(pattern, text))
+
+
+@pytest.mark.parametrize("pattern", GAPS)
+def test_gap_work_is_linear(pattern):
+    """Characters stepped in gaps: proportional to the input, a few per character."""
+    from scantok._native import lib
+
+    sc = scantok.compile(pattern)
+    unit, _ = GAPS[pattern]
+    steps = {}
+    for n in (20_000, 80_000):
+        text = unit * (n // len(unit))
+        before = lib.scantok_gap_steps()
+        assert sc.count(text) == len(expected_small(pattern, unit, n))
+        steps[n] = lib.scantok_gap_steps() - before
+    assert steps[20_000] > 0  # the gap was taken by gap_next
+    assert steps[80_000] <= 16 * 80_000, steps
+    assert steps[80_000] <= 4.5 * steps[20_000], steps
+
+
+def expected_small(pattern: str, unit: str, n: int) -> list:
+    """The oracle's pieces in unit * k for a big k, from the same text shape at a size the
+    oracle (a backtracking engine, quadratic here) takes quickly: these units hold no match
+    at all, at any size."""
+    small = oracle(pattern).findall(unit * 200)
+    assert small == [], (pattern, small)
+    return small
+
+
+HANG_GUARD_SECONDS = 120
+CHILD = textwrap.dedent("""
+    import json, sys
+    import scantok
+    from scantok._native import lib
+    cases = json.loads(sys.argv[1]); impls = json.loads(sys.argv[2])
+    out = {}
+    for pattern, unit in cases:
+        sc = scantok.compile(pattern)
+        text = unit * (2_000_000 // len(unit))
+        for impl in impls:
+            assert lib.scantok_force_impl(impl.encode()) == 0
+            out[f"{pattern}/{impl}"] = [sc.count(text), len(sc.byte_spans(text)), len(sc.split(text + "!"))]
+    print(json.dumps(out))
+""")
+
+
+def test_two_megabyte_gaps_finish(tmp_path):
+    """A hang guard, not a timing: before gap_next these took tens of minutes each."""
+    cases = [(p, u) for p, (u, _) in GAPS.items()]
+    env = {**os.environ, "SCANTOK_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cases), json.dumps(available_impls())],
+                          capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, env=env)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    for (pattern, unit) in cases:
+        for impl in available_impls():
+            count, nspans, nsplit = out[f"{pattern}/{impl}"]
+            assert count == nspans == 0, (pattern, impl)
+            assert nsplit == len(oracle(pattern).findall(unit * 200 + "!")), (pattern, impl)
