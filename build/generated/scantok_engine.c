@@ -108,104 +108,141 @@ static const uint8_t *last_match_pairs(const scantok_dfa *d, const uint8_t *star
     return last;
 }
 
-/* Gaps: positions where no piece starts.  findall skips such a character and tries the
- * next one; when a failed attempt ran far (`.*?x` or `a+b` over text without x or b), trying
- * every position in turn costs the square of the gap.  A failed attempt's path is a chain of
- * (position, state) facts: from that state at that position no match ever ends.  An
- * attempt that reaches a chain in the chain's state at the same position therefore fails
- * too, and stops there.  Attempts from nearby positions meet a chain within a few
- * characters (a minimal DFA's state is what is left to match, and what is left converges),
- * so a gap costs a few steps per character.  Several chains, as attempts may fall into
- * tracks that never meet (`(?:ab)+c` over "abab...": from each a the attempt runs on, from
- * each b it dies at once; `(?:ab|ba)+c`: from a and from b, out of step); a failure that
- * meets none replaces the one that reaches least far.  Beyond GAP_CHAINS such tracks (a
- * periodic text built against the pattern) a gap can again cost up to its length per
- * character.   A
- * chain's states are recomputed one step at a time ahead of the attempts, the last
- * GAP_RING kept. */
-#define GAP_MIN 32u     /* a failed attempt at least this long (bytes) enters gap_next */
-#define GAP_RING 256u   /* chain states kept behind the furthest position asked for, and how
-                           far from its start an attempt looks for a chain */
-#define GAP_CHAINS 8     /* tracks of attempts that never meet, followed at once */
-static uint64_t gap_steps;  /* scantok_gap_steps: characters stepped in gaps (tests) */
+/* Long runs that end in no piece, or in a shorter one.  findall skips a character where the
+ * pattern does not match and tries the next one (a gap); a piece whose higher-priority
+ * threads ran on past its end and died there ends at its last match, and the next attempt
+ * starts there (a rewind).  When such a run was long (`.*?x` or `a+b` over text without x or
+ * b; `a+b|a` over "aaaa..."), doing the same at every position costs the square of the
+ * run.  A run that ends in no match leaves a chain of (position, state) facts: from that
+ * state at that position no match ever ends (for a rewind, the positions past its match).
+ * An attempt that reaches a chain in the chain's state at the same position therefore
+ * finds no match from there on: it ends with its last match so far, or fails, and stops.
+ * Attempts from nearby positions meet a chain within a few characters (a minimal DFA's
+ * state is what is left to match, and what is left converges), so such a stretch costs a
+ * few steps per character.  Several chains, as attempts may fall into tracks that never
+ * meet (`(?:ab)+c` over "abab...": from each a the attempt runs on, from each b it dies at
+ * once; `(?:ab|ba)+c`: from a and from b, out of step); a run that meets none replaces the
+ * chain that reaches least far.  Beyond CHAINS such tracks (a periodic text built against
+ * the pattern) a run can again cost up to its length per character.  A chain's states are
+ * recomputed one step at a time ahead of the attempts, the last CHAIN_RING kept. */
+#define RUN_MIN 32u      /* a failed run (or a rewind's run past its match) at least this long
+                            (bytes) hands the scan to chain_scan */
+#define CHAIN_RING 256u  /* chain states kept behind the furthest position asked for, and how
+                            far from its start an attempt looks for a chain */
+#define CHAINS 8         /* tracks of attempts that never meet, followed at once */
+static uint64_t chain_steps;  /* scantok_chain_steps: characters stepped by chain_scan (tests) */
 
 typedef struct {
-    const uint8_t *base, *pos, *stop;  /* from base (in the start state), at pos, alive to stop */
-    uint32_t s;                        /* the state at pos */
-    uint32_t ring[GAP_RING];           /* ring[(q - base) % GAP_RING]: the state at q */
-} gap_chain;
+    const uint8_t *base, *pos;  /* stepped from base (in the start state), now at pos */
+    const uint8_t *lo, *stop;   /* the facts hold at positions lo..stop */
+    uint32_t s;                 /* the state at pos */
+    uint32_t ring[CHAIN_RING];  /* ring[(q - base) % CHAIN_RING]: the state at q */
+} chain;
 
-static inline void gap_chain_set(gap_chain *c, const uint8_t *base, const uint8_t *stop, uint32_t s0)
+static inline void chain_set(chain *c, const uint8_t *base, const uint8_t *lo, const uint8_t *stop, uint32_t s0)
 {
     c->base = c->pos = base;
+    c->lo = lo;
     c->stop = stop;
     c->s = c->ring[0] = s0;
 }
 
-/* The first position at or after `from` (a character boundary past `start`) from which an
- * attempt does not fail: one that matches, or one still undecided at the end of a partial
- * input; or the end.  The attempt from `start` failed: its threads died at `stop` (or it
- * ran to the end without a match). */
+/* A new chain in the place of the one that reaches least far. */
+static inline void chain_add(chain *cs, const uint8_t *base, const uint8_t *lo, const uint8_t *stop, uint32_t s0)
+{
+    int c = 0;
+    for (int k = 1; k < CHAINS; k++) if (cs[k].stop < cs[c].stop) c = k;
+    chain_set(&cs[c], base, lo, stop, s0);
+}
+
+/* Scans on from `from` after a run that ended in no match: the attempt from `start` ran to
+ * `stop` (its threads died there, or the input ended) with no match at or after `lo`
+ * (`lo` is `start` for a failed attempt, just past the match for a rewind, whose piece is
+ * already emitted and which left `from` = its end).  Emits the pieces it finds (k counts
+ * them, as the scan does) and returns where the scan goes on: after an attempt that ended
+ * as pieces usually do (at a piece boundary, or with a short run past its match), at the
+ * start of one undecided at the end of a partial input, or at the end. */
 static __attribute__((noinline, cold)) const uint8_t *
-gap_next(const scantok_dfa *d, const uint8_t *start, const uint8_t *stop, const uint8_t *from,
-         const uint8_t *end, int flags)
+chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, const uint8_t *lo,
+           const uint8_t *stop, const uint8_t *from, const uint8_t *end, int flags,
+           uint32_t *starts, uint32_t *ends, int mode, size_t *k)
 {
     const uint32_t *N = d->next + d->pair;
     const uint8_t *F = d->flags + d->pair;
     const uint32_t s0 = d->start, info = d->nclasses;
     const int whole = flags & ~SCANTOK_PARTIAL;
-    gap_chain chains[GAP_CHAINS];
+    chain chains[CHAINS];
     const uint8_t *a = from;
     uint32_t cls;
     uint64_t steps = 0;
-    gap_chain_set(&chains[0], start, stop, s0);
-    for (int c = 1; c < GAP_CHAINS; c++) gap_chain_set(&chains[c], start, start, s0);
+    chain_set(&chains[0], start, lo, stop, s0);
+    for (int c = 1; c < CHAINS; c++) chain_set(&chains[c], start, start, start, s0);
+#define EMIT_PIECE(x, y) do { \
+        if (mode & MODE_STARTS) starts[*k] = (uint32_t)((x) - data); \
+        if (mode & MODE_ENDS) ends[*k] = (uint32_t)((y) - data); \
+        ++*k; \
+    } while (0)
     while (a < end) {
-        const uint8_t *q = a;
+        const uint8_t *q = a, *m = a;  /* the attempt is at q; its last match ends at m */
         uint32_t s = s0;
         int met = 0;
         for (;;) {
             /* Has a chain been at q in state s?  A chain behind q steps up to it.  Only
-             * within GAP_RING of the attempt's start: an attempt that meets no chain by then
-             * is on a track of its own, and a chain it dragged further along would have lost
-             * the states the next attempt asks for. */
-            for (int c = 0; c < GAP_CHAINS && !met && (size_t)(q - a) < GAP_RING; c++) {
-                gap_chain *g = &chains[c];
-                if (q > g->stop) continue;
+             * within CHAIN_RING of the attempt's start: an attempt that meets no chain by
+             * then is on a track of its own, and a chain it dragged further along would
+             * have lost the states the next attempt asks for. */
+            for (int c = 0; c < CHAINS && !met && (size_t)(q - a) < CHAIN_RING; c++) {
+                chain *g = &chains[c];
+                if (q < g->lo || q > g->stop) continue;
                 while (g->pos < q) {
                     g->pos += decode_class(d, g->pos, end, whole, &cls);
                     g->s = N[g->s + cls];
-                    g->ring[(size_t)(g->pos - g->base) % GAP_RING] = g->s;
+                    g->ring[(size_t)(g->pos - g->base) % CHAIN_RING] = g->s;
                     steps++;
                 }
-                met = (size_t)(g->pos - q) < GAP_RING && g->ring[(size_t)(q - g->base) % GAP_RING] == s;
+                met = (size_t)(g->pos - q) < CHAIN_RING && g->ring[(size_t)(q - g->base) % CHAIN_RING] == s;
             }
             if (met) break;
             if (q >= end) {
-                if (flags & SCANTOK_PARTIAL) goto found;   /* undecided until more input */
-                if (F[s + info] & 1) goto found;           /* a match at the end of the text */
+                if (flags & SCANTOK_PARTIAL) goto undecided;
+                if (F[s + info] & 1) m = end;  /* a match at the end of the text */
                 break;
             }
             const size_t len = decode_class(d, q, end, flags, &cls);
-            if (!len) goto found;                          /* partial: undecided */
+            if (!len) goto undecided;          /* partial: the input ends inside a character */
             const uint32_t f = F[s + cls];
-            if (f & T_MATCH) goto found;
             steps++;
-            if (f & T_SPECIAL) break;                      /* every thread died, no match */
+            if (f & T_MATCH) {
+                m = q;
+                if (f & T_SPECIAL) {           /* a piece boundary: this piece is decided */
+                    EMIT_PIECE(a, q);
+                    a = q;
+                    goto done;
+                }
+            } else if (f & T_SPECIAL) break;   /* every thread died */
             s = N[s + cls];
             q += len;
             if (!s) break;
         }
-        if (!met) {  /* a failure of its own: a chain */
-            int c = 0;
-            for (int k = 1; k < GAP_CHAINS; k++) if (chains[k].stop < chains[c].stop) c = k;
-            gap_chain_set(&chains[c], a, q, s0);
+        if (m > a) {  /* a piece, up to its last match */
+            EMIT_PIECE(a, m);
+            if (!met) {
+                if ((size_t)(q - m) < RUN_MIN) { a = m; goto done; }  /* as pieces usually end */
+                chain_add(chains, a, m + 1, q, s0);
+            }
+            a = m;
+        } else {      /* no piece starts at a */
+            if (!met) chain_add(chains, a, a, q, s0);
+            a += decode_class(d, a, end, whole, &cls);
         }
-        a += decode_class(d, a, end, whole, &cls);
     }
-found:
-    __atomic_fetch_add(&gap_steps, steps, __ATOMIC_RELAXED);
-    return a < end ? a : end;
+#undef EMIT_PIECE
+    a = end;
+    goto done;
+undecided:
+done:
+    __atomic_fetch_add(&chain_steps, steps, __ATOMIC_RELAXED);
+    return a;
 }
 
 /* The pair loop: two ASCII characters per step, pieces emitted without a branch: the
@@ -349,7 +386,7 @@ pair_body(const scantok_dfa *d, const uint8_t *data, size_t n, int flags, uint32
             else if (pf & P_REWIND_PREV) {
                 /* The last match is further back: replay the piece (see pair_steps_dual). */
                 const uint8_t *m = last_match_pairs(d, data + cur, data + i + 1, data + n, flags);
-                if (m <= data + cur) break;
+                if (m <= data + cur || (size_t)(data + i - m) >= RUN_MIN) break;  /* none, or a long run past it: chain_scan */
                 r = (size_t)(m - data);
             }
             if (mode & MODE_ENDS) ends[k] = (uint32_t)r;
@@ -491,7 +528,7 @@ static __attribute__((noinline)) int pair_steps_dual(const scantok_dfa *d, const
              * piece here rather than leave the loop.  The die is at c0 or c1 with no \
              * match at c0 either way, so replaying up to c1 finds the same match. */ \
             r = last_match_pairs(d, L##so, L##p + 1, data + n, flags); \
-            if (r <= L##so) { stuck |= FLAG; goto out; } \
+            if (r <= L##so || (size_t)(L##p - r) >= RUN_MIN) { stuck |= FLAG; goto out; } \
         } \
         L##k++; \
         L##so = L##p = r; \
@@ -576,7 +613,7 @@ int scantok_set_two_lanes(int on)
 
 size_t scantok_two_lane_joins(void) { return __atomic_load_n(&two_lane_joins, __ATOMIC_RELAXED); }
 
-uint64_t scantok_gap_steps(void) { return __atomic_load_n(&gap_steps, __ATOMIC_RELAXED); }
+uint64_t scantok_chain_steps(void) { return __atomic_load_n(&chain_steps, __ATOMIC_RELAXED); }
 
 static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_dfa *d, const uint8_t *data,
                                                                   size_t n, int flags, lane *la, lane *lb,
@@ -612,7 +649,7 @@ static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_
         if (pf & P_REWIND_PREV && L##prev & P_MATCH1) r_ = L##i - 1; \
         else if (pf & P_REWIND_PREV) { \
             const uint8_t *m_ = last_match_pairs(d, data + cur_, data + L##i + 1, data + n, flags); \
-            if (m_ <= data + cur_) { stuck |= FLAG; goto out; } \
+            if (m_ <= data + cur_ || (size_t)(data + L##i - m_) >= RUN_MIN) { stuck |= FLAG; goto out; } \
             r_ = (size_t)(m_ - data); \
         } \
         L##ends[L##k] = (uint32_t)r_; \
@@ -804,10 +841,15 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                 /* Every thread died without a match at p: the piece is the last match, or
                  * none started at `start` and that character is skipped (findall). */
                 last = last_match_scalar(d, start, p, end, flags);
-                if (last > start) { EMIT(start, last); p = start = last; }
-                else {
+                if (last > start) {
+                    EMIT(start, last);
+                    if ((size_t)(p - last) >= RUN_MIN)  /* a long run past the match */
+                        last = chain_scan(d, data, start, last + 1, p, last, end, flags, starts, ends, mode, &k);
+                    p = start = last;
+                } else {
                     const uint8_t *next = start + decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
-                    if ((size_t)(p - start) >= GAP_MIN) next = gap_next(d, start, p, next, end, flags);
+                    if ((size_t)(p - start) >= RUN_MIN)
+                        next = chain_scan(d, data, start, start, p, next, end, flags, starts, ends, mode, &k);
                     p = start = next;
                 }
                 s = s0;
@@ -834,10 +876,15 @@ scan_body_scalar(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         if (start >= end) break;
         if (F[s + info] & 1) { EMIT(start, end); start = end; break; }
         last = last_match_scalar(d, start, end, end, flags);
-        if (last > start) { EMIT(start, last); p = start = last; }
-        else {
+        if (last > start) {
+            EMIT(start, last);
+            if ((size_t)(end - last) >= RUN_MIN)
+                last = chain_scan(d, data, start, last + 1, end, last, end, flags, starts, ends, mode, &k);
+            p = start = last;
+        } else {
             const uint8_t *next = start + decode_class(d, start, end, flags, &cls);
-            if ((size_t)(end - start) >= GAP_MIN) next = gap_next(d, start, end, next, end, flags);
+            if ((size_t)(end - start) >= RUN_MIN)
+                next = chain_scan(d, data, start, start, end, next, end, flags, starts, ends, mode, &k);
             p = start = next;
         }
         s = s0;
@@ -1143,10 +1190,15 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                 /* Every thread died without a match at p: the piece is the last match, or
                  * none started at `start` and that character is skipped (findall). */
                 last = last_match_sse2(d, start, p, end, flags);
-                if (last > start) { EMIT(start, last); p = start = last; }
-                else {
+                if (last > start) {
+                    EMIT(start, last);
+                    if ((size_t)(p - last) >= RUN_MIN)  /* a long run past the match */
+                        last = chain_scan(d, data, start, last + 1, p, last, end, flags, starts, ends, mode, &k);
+                    p = start = last;
+                } else {
                     const uint8_t *next = start + decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
-                    if ((size_t)(p - start) >= GAP_MIN) next = gap_next(d, start, p, next, end, flags);
+                    if ((size_t)(p - start) >= RUN_MIN)
+                        next = chain_scan(d, data, start, start, p, next, end, flags, starts, ends, mode, &k);
                     p = start = next;
                 }
                 s = s0;
@@ -1173,10 +1225,15 @@ scan_body_sse2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         if (start >= end) break;
         if (F[s + info] & 1) { EMIT(start, end); start = end; break; }
         last = last_match_sse2(d, start, end, end, flags);
-        if (last > start) { EMIT(start, last); p = start = last; }
-        else {
+        if (last > start) {
+            EMIT(start, last);
+            if ((size_t)(end - last) >= RUN_MIN)
+                last = chain_scan(d, data, start, last + 1, end, last, end, flags, starts, ends, mode, &k);
+            p = start = last;
+        } else {
             const uint8_t *next = start + decode_class(d, start, end, flags, &cls);
-            if ((size_t)(end - start) >= GAP_MIN) next = gap_next(d, start, end, next, end, flags);
+            if ((size_t)(end - start) >= RUN_MIN)
+                next = chain_scan(d, data, start, start, end, next, end, flags, starts, ends, mode, &k);
             p = start = next;
         }
         s = s0;
@@ -1490,10 +1547,15 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
                 /* Every thread died without a match at p: the piece is the last match, or
                  * none started at `start` and that character is skipped (findall). */
                 last = last_match_avx2(d, start, p, end, flags);
-                if (last > start) { EMIT(start, last); p = start = last; }
-                else {
+                if (last > start) {
+                    EMIT(start, last);
+                    if ((size_t)(p - last) >= RUN_MIN)  /* a long run past the match */
+                        last = chain_scan(d, data, start, last + 1, p, last, end, flags, starts, ends, mode, &k);
+                    p = start = last;
+                } else {
                     const uint8_t *next = start + decode_class(d, start, end, flags & ~SCANTOK_PARTIAL, &cls);
-                    if ((size_t)(p - start) >= GAP_MIN) next = gap_next(d, start, p, next, end, flags);
+                    if ((size_t)(p - start) >= RUN_MIN)
+                        next = chain_scan(d, data, start, start, p, next, end, flags, starts, ends, mode, &k);
                     p = start = next;
                 }
                 s = s0;
@@ -1520,10 +1582,15 @@ scan_body_avx2(const scantok_dfa *d, const uint8_t *data, size_t n, int flags,
         if (start >= end) break;
         if (F[s + info] & 1) { EMIT(start, end); start = end; break; }
         last = last_match_avx2(d, start, end, end, flags);
-        if (last > start) { EMIT(start, last); p = start = last; }
-        else {
+        if (last > start) {
+            EMIT(start, last);
+            if ((size_t)(end - last) >= RUN_MIN)
+                last = chain_scan(d, data, start, last + 1, end, last, end, flags, starts, ends, mode, &k);
+            p = start = last;
+        } else {
             const uint8_t *next = start + decode_class(d, start, end, flags, &cls);
-            if ((size_t)(end - start) >= GAP_MIN) next = gap_next(d, start, end, next, end, flags);
+            if ((size_t)(end - start) >= RUN_MIN)
+                next = chain_scan(d, data, start, start, end, next, end, flags, starts, ends, mode, &k);
             p = start = next;
         }
         s = s0;

@@ -27,9 +27,10 @@ int scantok_force_impl(const char *name);
 int scantok_set_two_lanes(int on);
 /* how many times two such lanes were joined (statistics for tests; all threads) */
 size_t scantok_two_lane_joins(void);
-/* characters stepped in gaps, where attempts from one position after another fail
- * (statistics for tests; all threads) */
-uint64_t scantok_gap_steps(void);
+/* characters stepped after long runs that ended in no match (gaps, rewinds), where
+ * attempts from one position after another would run the same way (statistics for tests;
+ * all threads) */
+uint64_t scantok_chain_steps(void);
 /* cdef:end */
 
 /* SCANTOK_SURROGATEPASS: the input is a Python str encoded with "surrogatepass", so
