@@ -230,7 +230,10 @@ def _usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_SHARED_CHUNK_CHARS = 32 << 10  # see Encoding._encode_ordinary_shared
+# see Encoding._encode_ordinary_shared; 64 Ki characters rather than 32: a chunk costs the
+# calling thread a few calls, and on 3.7 MB of 4 KB documents 2 threads ran 2-4 % faster
+# (in-process A/B, 9 alternating runs, o200k and cl100k on en, code and multi)
+_SHARED_CHUNK_CHARS = 64 << 10
 _pools: dict = {}
 _pools_lock = threading.Lock()
 if hasattr(os, "register_at_fork"):
