@@ -197,6 +197,22 @@ def test_built_on_corpora(name, request, corpora):
         assert ours.encode_batch_fast(texts, add, num_threads=1) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
 
 
+@pytest.mark.parametrize("pattern", ["a+b|a", "a+b", r"x[^y]*y|\s", r"\w+\.com|\w"])
+@pytest.mark.parametrize("behavior", ["isolated", "removed", "merged_with_next"])
+def test_split_stages_over_long_runs(gpt2_style, pattern, behavior):
+    """A Split stage whose pattern makes long runs (gaps, rewinds: the engine's chain_scan),
+    in encode and in encode_batch_fast's C path, as HF's Split gives them."""
+    hf = HFTokenizer.from_str(gpt2_style.to_str())
+    hf.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), behavior),
+                                                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    ours, hf = pair(hf)
+    texts = ["a" * 3000, "a" * 3000 + "b c", "xz" * 1500 + " y", "abc" * 1000 + " x.com ",
+             ("a" * 700 + " hello " + "xzz" * 200 + "\n") * 3, ""]
+    for text in texts:
+        assert_same(ours, hf, text)
+    assert ours.encode_batch_fast(texts, True, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+
+
 def test_prefix_space_batches_run_in_c(roberta_style):
     """ByteLevel(add_prefix_space=True) alone: encode_batch_fast takes the one-call C path."""
     ours, _ = pair(roberta_style)
