@@ -49,6 +49,12 @@ GAPS = {
     r"\p{Han}+。": ("中文", "字。"),            # three-byte characters
     r"x[^y]*y|\s": ("xz", " "),
     r"[a-z]+(?=\d)|\d+": ("q", "ab12"),
+    # gaps with a piece at a boundary inside them: chain_scan must not hand the run back to
+    # the fast loop there (which ran the long failed attempt again from the next a)
+    "(?:ab)+c|b": ("ab", "abc"),                 # the piece "b" ends at a boundary
+    "(?:ab)+c|b(?:ad)?": ("ab", "abc"),          # "b" with a short run past it
+    r"(?:\w+\.)+com|\.": ("ab.", "ab.com"),
+    r"\S{1,2}+[^x]*?\S(?=\p{L})|\s": ("k' ", "k'x"),
 }
 REWINDS = {
     "a+b|a": ("a", "ab"),

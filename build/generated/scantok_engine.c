@@ -160,8 +160,11 @@ static inline void chain_add(chain *cs, const uint8_t *base, const uint8_t *lo, 
  * (`lo` is `start` for a failed attempt, just past the match for a rewind, whose piece is
  * already emitted and which left `from` = its end).  Emits the pieces it finds (k counts
  * them, as the scan does) and returns where the scan goes on: after an attempt that ended
- * as pieces usually do (at a piece boundary, or with a short run past its match), at the
- * start of one undecided at the end of a partial input, or at the end. */
+ * as pieces usually do (at a piece boundary, or with a short run past its match) once past
+ * every chain (before that, the fast loop would run again the runs the chains stand for:
+ * `(?:ab)+c|b` over "abab...", where the piece "b" ends at a boundary and the attempt from
+ * the next a runs to the end), at the start of one undecided at the end of a partial input,
+ * or at the end. */
 static __attribute__((noinline, cold)) const uint8_t *
 chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, const uint8_t *lo,
            const uint8_t *stop, const uint8_t *from, const uint8_t *end, int flags,
@@ -172,7 +175,7 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
     const uint32_t s0 = d->start, info = d->nclasses;
     const int whole = flags & ~SCANTOK_PARTIAL;
     chain chains[CHAINS];
-    const uint8_t *a = from;
+    const uint8_t *a = from, *reach = stop;  /* reach: how far the chains go */
     uint32_t cls;
     uint64_t steps = 0;
     chain_set(&chains[0], start, lo, stop, s0);
@@ -217,7 +220,8 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
                 if (f & T_SPECIAL) {           /* a piece boundary: this piece is decided */
                     EMIT_PIECE(a, q);
                     a = q;
-                    goto done;
+                    if (a >= reach) goto done;
+                    goto next;
                 }
             } else if (f & T_SPECIAL) break;   /* every thread died */
             s = N[s + cls];
@@ -227,14 +231,23 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
         if (m > a) {  /* a piece, up to its last match */
             EMIT_PIECE(a, m);
             if (!met) {
-                if ((size_t)(q - m) < RUN_MIN) { a = m; goto done; }  /* as pieces usually end */
+                if ((size_t)(q - m) < RUN_MIN) {  /* as pieces usually end */
+                    a = m;
+                    if (a >= reach) goto done;
+                    continue;
+                }
                 chain_add(chains, a, m + 1, q, s0);
+                reach = q > reach ? q : reach;
             }
             a = m;
         } else {      /* no piece starts at a */
-            if (!met) chain_add(chains, a, a, q, s0);
+            if (!met) {
+                chain_add(chains, a, a, q, s0);
+                reach = q > reach ? q : reach;
+            }
             a += decode_class(d, a, end, whole, &cls);
         }
+    next:;
     }
 #undef EMIT_PIECE
     a = end;
