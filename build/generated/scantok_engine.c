@@ -121,15 +121,19 @@ static const uint8_t *last_match_pairs(const scantok_dfa *d, const uint8_t *star
  * state is what is left to match, and what is left converges), so such a stretch costs a
  * few steps per character.  Several chains, as attempts may fall into tracks that never
  * meet (`(?:ab)+c` over "abab...": from each a the attempt runs on, from each b it dies at
- * once; `(?:ab|ba)+c`: from a and from b, out of step); a run that meets none replaces the
- * chain that reaches least far.  Beyond CHAINS such tracks (a periodic text built against
- * the pattern) a run can again cost up to its length per character.  A chain's states are
- * recomputed one step at a time ahead of the attempts, the last CHAIN_RING kept. */
+ * once; `(?:b{9})+d` over "bbbb...": nine, one per position modulo 9); a run that meets
+ * none becomes a chain in the place of one that lies behind the attempts, else a new one, up
+ * to CHAINS_MAX (a track is a distinct state at each position, so a DFA has at most as many
+ * tracks as states).  The first CHAIN_STACK chains live on the stack, more on the heap.
+ * Beyond CHAINS_MAX tracks (or without memory for more chains) a run can again cost up to its
+ * length per character.  A chain's states are recomputed one step at a time ahead of the
+ * attempts, the last CHAIN_RING kept. */
 #define RUN_MIN 32u      /* a failed run (or a rewind's run past its match) at least this long
                             (bytes) hands the scan to chain_scan */
 #define CHAIN_RING 256u  /* chain states kept behind the furthest position asked for, and how
                             far from its start an attempt looks for a chain */
-#define CHAINS 8         /* tracks of attempts that never meet, followed at once */
+#define CHAIN_STACK 8    /* chains on the stack */
+#define CHAINS_MAX 512   /* tracks of attempts that never meet, followed at once (1 KiB each) */
 static uint64_t chain_steps;  /* scantok_chain_steps: characters stepped by chain_scan (tests) */
 
 typedef struct {
@@ -147,12 +151,33 @@ static inline void chain_set(chain *c, const uint8_t *base, const uint8_t *lo, c
     c->s = c->ring[0] = s0;
 }
 
-/* A new chain in the place of the one that reaches least far. */
-static inline void chain_add(chain *cs, const uint8_t *base, const uint8_t *lo, const uint8_t *stop, uint32_t s0)
+typedef struct {
+    chain *c;          /* n chains, room for cap */
+    size_t n, cap, turn;
+    chain stack[CHAIN_STACK];
+} chain_set_t;
+
+/* A new chain: in the place of one that lies wholly behind `a` (no attempt from a or later
+ * can meet it), else a new one; at CHAINS_MAX (or without memory), in turn in the place of
+ * each. */
+static void chain_add(chain_set_t *cs, const uint8_t *a, const uint8_t *base, const uint8_t *lo,
+                      const uint8_t *stop, uint32_t s0)
 {
-    int c = 0;
-    for (int k = 1; k < CHAINS; k++) if (cs[k].stop < cs[c].stop) c = k;
-    chain_set(&cs[c], base, lo, stop, s0);
+    for (size_t i = 0; i < cs->n; i++) {
+        if (cs->c[i].stop < a) { chain_set(&cs->c[i], base, lo, stop, s0); return; }
+    }
+    if (cs->n == cs->cap && cs->cap < CHAINS_MAX) {
+        size_t cap = cs->cap * 2 < CHAINS_MAX ? cs->cap * 2 : CHAINS_MAX;
+        chain *c = malloc(cap * sizeof *c);
+        if (c) {
+            memcpy(c, cs->c, cs->n * sizeof *c);
+            if (cs->c != cs->stack) free(cs->c);
+            cs->c = c;
+            cs->cap = cap;
+        }
+    }
+    if (cs->n < cs->cap) { chain_set(&cs->c[cs->n++], base, lo, stop, s0); return; }
+    chain_set(&cs->c[cs->turn++ % cs->n], base, lo, stop, s0);
 }
 
 /* Scans on from `from` after a run that ended in no match: the attempt from `start` ran to
@@ -174,12 +199,15 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
     const uint8_t *F = d->flags + d->pair;
     const uint32_t s0 = d->start, info = d->nclasses;
     const int whole = flags & ~SCANTOK_PARTIAL;
-    chain chains[CHAINS];
+    chain_set_t cs;
     const uint8_t *a = from, *reach = stop;  /* reach: how far the chains go */
     uint32_t cls;
     uint64_t steps = 0;
-    chain_set(&chains[0], start, lo, stop, s0);
-    for (int c = 1; c < CHAINS; c++) chain_set(&chains[c], start, start, start, s0);
+    cs.c = cs.stack;
+    cs.n = 1;
+    cs.cap = CHAIN_STACK;
+    cs.turn = 0;
+    chain_set(&cs.c[0], start, lo, stop, s0);
 #define EMIT_PIECE(x, y) do { \
         if (mode & MODE_STARTS) starts[*k] = (uint32_t)((x) - data); \
         if (mode & MODE_ENDS) ends[*k] = (uint32_t)((y) - data); \
@@ -194,8 +222,8 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
              * within CHAIN_RING of the attempt's start: an attempt that meets no chain by
              * then is on a track of its own, and a chain it dragged further along would
              * have lost the states the next attempt asks for. */
-            for (int c = 0; c < CHAINS && !met && (size_t)(q - a) < CHAIN_RING; c++) {
-                chain *g = &chains[c];
+            for (size_t c = 0; c < cs.n && !met && (size_t)(q - a) < CHAIN_RING; c++) {
+                chain *g = &cs.c[c];
                 if (q < g->lo || q > g->stop) continue;
                 while (g->pos < q) {
                     g->pos += decode_class(d, g->pos, end, whole, &cls);
@@ -236,13 +264,13 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
                     if (a >= reach) goto done;
                     continue;
                 }
-                chain_add(chains, a, m + 1, q, s0);
+                chain_add(&cs, a, a, m + 1, q, s0);
                 reach = q > reach ? q : reach;
             }
             a = m;
         } else {      /* no piece starts at a */
             if (!met) {
-                chain_add(chains, a, a, q, s0);
+                chain_add(&cs, a, a, a, q, s0);
                 reach = q > reach ? q : reach;
             }
             a += decode_class(d, a, end, whole, &cls);
@@ -254,6 +282,7 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
     goto done;
 undecided:
 done:
+    if (cs.c != cs.stack) free(cs.c);
     __atomic_fetch_add(&chain_steps, steps, __ATOMIC_RELAXED);
     return a;
 }
