@@ -55,6 +55,11 @@ ERRORS = [
     (r"ab)", "unbalanced ')'", 2),
     (r"[z-a]", "bad character range", 1),
     (r"*a", "nothing to repeat", 0),
+    (r"a**b", "multiple repeat", 2),  # as the regex module refuses them (Oniguruma repeats the repeat)
+    (r"a+*?b", "multiple repeat", 2),
+    (r"a{1,2}{3}", "multiple repeat", 6),
+    (r"a+?+", "multiple repeat", 3),
+    (r"(?:ab)?{2}c", "multiple repeat", 7),
     (r"a(?=b)*", "quantifier on a zero-width assertion", 6),
     (r"[[:alpha:]]", "POSIX class", 1),
     (r"a{5,2}", "max < min", 1),

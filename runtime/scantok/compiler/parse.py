@@ -199,6 +199,10 @@ class _Parser:
                         "(only X*+, X++, X?+, X{m,n}+ with one-character X are supported)", at)
                 atom = Chars(single)
             atom = Repeat(atom, lo, hi, mode)
+            if not self.onig and (self.peek() in ("*", "+", "?") or (self.peek() == "{" and self._counted_ahead())):
+                # the regex module refuses a quantifier on a quantified atom ("multiple repeat");
+                # Oniguruma repeats the repeat, which the loop does for flavor onig
+                raise self.error("multiple repeat (a quantifier on a quantifier)", self.i)
 
     def _check_repeatable(self, atom: Node, at: int) -> Node:
         if isinstance(atom, Look):
