@@ -147,7 +147,8 @@ def test_partial_streaming_equals_whole():
 ONIG_TEXT = hard_text(max_fragments=30, surrogates=False)
 ONIG_PATTERNS = [LLAMA3, QWEN2, *DEEPSEEK_V3, r"\w+|[^\w\s]+", r"\W+|[\w]+", r"[^\W\d]+|\p{Word}",
                  r"\S+", r"a$|\s+$|x\z", r"\h+|\H", r"\p{XDigit}+|\p{ASCII}", r"\p{N}{1,2}+|.",
-                 r"(?i)[a-z]+|\p{Lu}", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\p{L}]"]
+                 r"(?i)[a-z]+|\p{Lu}", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\p{L}]",
+                 r"a+*?b|a{1,2}{3}|\s**\S"]  # a quantifier on a quantifier: a repeat of the repeat
 
 
 def hf_split(pattern: str, text: str) -> list[tuple[str, tuple[int, int]]]:
