@@ -235,12 +235,12 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
             }
             if (met) break;
             if (q >= end) {
-                if (flags & SCANTOK_PARTIAL) goto undecided;
+                if (flags & SCANTOK_PARTIAL) goto done;  /* undecided: the scan stops at a */
                 if (F[s + info] & 1) m = end;  /* a match at the end of the text */
                 break;
             }
             const size_t len = decode_class(d, q, end, flags, &cls);
-            if (!len) goto undecided;          /* partial: the input ends inside a character */
+            if (!len) goto done;               /* partial: the input ends inside a character */
             const uint32_t f = F[s + cls];
             steps++;
             if (f & T_MATCH) {
@@ -279,8 +279,6 @@ chain_scan(const scantok_dfa *d, const uint8_t *data, const uint8_t *start, cons
     }
 #undef EMIT_PIECE
     a = end;
-    goto done;
-undecided:
 done:
     if (cs.c != cs.stack) free(cs.c);
     __atomic_fetch_add(&chain_steps, steps, __ATOMIC_RELAXED);
