@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from conftest import available_impls, c_scan
-from strategies import REJECTED_BY_DESIGN, isolated, oracle, patterns
+from strategies import REJECTED_BY_DESIGN, isolated, oracle, oracle_split_bytes, patterns
 
 import scantok
 
@@ -136,6 +136,27 @@ def test_mixed_runs_match_regex(pattern, engine_impl):
         assert sc.spans(text) == want, pattern
         assert sc.count(text) == len(want)
         assert sc.byte_spans(text) == byte_spans_of(text, want)
+
+
+@pytest.mark.parametrize("pattern", RUNS)
+def test_invalid_utf8_and_lone_surrogates_in_runs(pattern, engine_impl):
+    """Invalid bytes (characters of class Cs, as surrogateescape reads them) and lone
+    surrogates (str, SURROGATEPASS) inside and between long runs: pieces as the oracle's."""
+    rng = random.Random(zlib.crc32(pattern.encode()) ^ 5)
+    sc = scantok.compile(pattern)
+    for size in (200, 6000):
+        text = gap_text(pattern, rng, size, longest=400)
+        data = bytearray(text.encode())
+        for _ in range(8):  # invalid bytes at random places (possibly inside a character)
+            data.insert(rng.randrange(len(data) + 1), rng.choice([0xFF, 0x80, 0xC3, 0xE2, 0xED, 0xF4]))
+        data = bytes(data)
+        assert sc.split_bytes(data) == oracle_split_bytes(pattern, data)
+        assert sc.count(data) == len(oracle_split_bytes(pattern, data))
+        chars = list(text)
+        for _ in range(8):
+            chars.insert(rng.randrange(len(chars) + 1), rng.choice(["\ud800", "\udfff", "\udc80"]))
+        with_surrogates = "".join(chars)
+        assert sc.spans(with_surrogates) == expected_spans(pattern, with_surrogates)
 
 
 @pytest.mark.parametrize("pattern", RUNS)
