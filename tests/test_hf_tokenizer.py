@@ -5,6 +5,7 @@ hypothesis text."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -254,6 +255,25 @@ def test_deepseek_hypothesis(deepseek):
             e.ids for e in hf.encode_batch([text, text + "x"])]
 
     check()
+
+
+def test_batches_reuse_the_process_pool(deepseek, monkeypatch):
+    """The batch methods run on scantok's process-wide pool (scantok.threadpool), not on
+    threads started per call: a thread keeps its piece caches for the next call."""
+    from scantok import threadpool
+
+    ours, hf = deepseek
+    monkeypatch.setattr(scantok.hf.tokenizer, "usable_cpus", lambda: 2)
+    docs = [f"doc {i}: héllo wörld, 你好 {i * 37}" for i in range(40)]
+    want = [e.ids for e in hf.encode_batch(docs)]
+    assert ours.encode_batch_fast(docs, num_threads=2) == want
+    started = {t.ident for t in threading.enumerate()}
+    for _ in range(3):
+        assert ours.encode_batch_fast(docs, num_threads=2) == want
+        assert [e.ids for e in ours.encode_batch(docs, num_threads=2)] == want
+    assert {t.ident for t in threading.enumerate()} == started
+    assert threadpool.thread_pool(2) is threadpool.thread_pool(2)
+    assert ours._threads(64) == 2 and ours._threads(None) == 2 and ours._threads(1) == 1
 
 
 def test_deepseek_fast_path_is_taken(deepseek):

@@ -15,6 +15,8 @@ from ._pylist import ids_to_list as _ids_to_list
 from ._pylist import split_ids_into as _split_ids_into
 from ._pylist import utf8_contains as _utf8_contains
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
+from .threadpool import thread_pool as _thread_pool
+from .threadpool import usable_cpus as _usable_cpus
 
 if TYPE_CHECKING:
     import numpy as np
@@ -220,40 +222,10 @@ def _wait_all(futures) -> None:
         f.result()  # a worker's error, if any
 
 
-def _usable_cpus() -> int:
-    """CPUs this process may run on: more threads than that only add per-thread caches (each
-    thread learns the pieces again, in caches of its own: ~21 MiB per thread and encoding) and
-    switches between them."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 # see Encoding._encode_ordinary_shared; 64 Ki characters rather than 32: a chunk costs the
 # calling thread a few calls, and on 3.7 MB of 4 KB documents 2 threads ran 2-4 % faster
 # (in-process A/B, 9 alternating runs, o200k and cl100k on en, code and multi)
 _SHARED_CHUNK_CHARS = 64 << 10
-_pools: dict = {}
-_pools_lock = threading.Lock()
-if hasattr(os, "register_at_fork"):
-    # a forked child has none of the parent's threads: it must not wait on their pools
-    os.register_at_fork(after_in_child=_pools.clear)
-
-
-def _thread_pool(n: int):
-    """A process-wide pool of n threads for batch calls. Kept, not made per call: each thread
-    keeps its C caches (see bpe.c) warm across calls, and starting threads costs more than a
-    small batch."""
-    pool = _pools.get(n)
-    if pool is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with _pools_lock:
-            pool = _pools.get(n)
-            if pool is None:
-                pool = _pools[n] = ThreadPoolExecutor(n, thread_name_prefix=f"scantok-batch{n}")
-    return pool
 
 
 class Encoding:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from ..threadpool import thread_pool, usable_cpus
 from .errors import UnsupportedComponentError, WordLevelError
 from .native import _native
 from .normalizers import _NORM_NAMES, _NS, _norm_steps
@@ -412,8 +412,8 @@ class WordLevel:
                 return _e(t, as_numpy=_n)
         if num_threads <= 1 or len(texts) <= 1:
             return [fn(t) for t in texts]
-        with ThreadPoolExecutor(max_workers=num_threads) as pool:
-            return list(pool.map(fn, texts, chunksize=max(1, len(texts) // (num_threads * 4))))
+        n = min(num_threads, usable_cpus())
+        return list(thread_pool(n).map(fn, texts, chunksize=max(1, len(texts) // (n * 4))))
 
     def _native_fast(self) -> bool:
         """True when encode runs as one C call (scan + lookup) per text."""
