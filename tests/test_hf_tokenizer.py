@@ -257,6 +257,19 @@ def test_deepseek_hypothesis(deepseek):
     check()
 
 
+def test_offsets_at_every_byte_alignment(deepseek):
+    """Code point offsets are counted eight bytes at a time (hf_bpe.c char_index): characters of
+    2, 3 and 4 bytes at every position of an 8-byte word, and texts ending in every position of
+    one, give HF's offsets."""
+    ours, hf = deepseek
+    for ch in ("é", "€", "你", "😀", "ё"):
+        for pad in range(17):
+            for tail in range(9):
+                text = "a" * pad + ch + " x" + ch * 3 + "1" * tail + ch
+                assert_same(ours, hf, text)
+                assert_same(ours, hf, text[:-1])
+
+
 def test_batches_reuse_the_process_pool(deepseek, monkeypatch):
     """The batch methods run on scantok's process-wide pool (scantok.threadpool), not on
     threads started per call: a thread keeps its piece caches for the next call."""
