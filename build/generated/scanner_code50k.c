@@ -3715,9 +3715,11 @@ static const scantok_accel accel[11] = {
     { { 48, 65, 97 }, { 9, 5, 5 }, 0, { 287948901175001088ull, 541165879422ull } },  /* state 23: '0'-'9' 'A'-'F' 'a'-'f' */
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_code50k = {
     "code50k",
     "[^\134r\134n\134p{L}\134p{N}]\077[\134p{Lu}\134p{Lt}\134p{Lm}\134p{Lo}\134p{M}]*[\134p{Ll}\134p{Lm}\134p{Lo}\134p{M}]+(\077i:'s|'t|'re|'ve|'m|'ll|'d)\077|[^\134r\134n\134p{L}\134p{N}]\077[\134p{Lu}\134p{Lt}\134p{Lm}\134p{Lo}\134p{M}]+[\134p{Ll}\134p{Lm}\134p{Lo}\134p{M}]*(\077i:'s|'t|'re|'ve|'m|'ll|'d)\077|0[xX][0-9a-fA-F]+|0[bB][01]+|\134p{N}{1,3}| \077[^\134s\134p{L}\134p{N}]+(\077:[\134r\134n]+[ \134t]*)\077|\134s*[\134r\134n]+[ \134t]*|\134s+(\077!\134S)|\134s+",
     30, 931, 900,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

@@ -1593,9 +1593,11 @@ static const scantok_accel accel[7] = {
     { { 9, 11, 32 }, { 0, 1, 0 }, 0, { 4294973952ull, 0ull } },  /* state 12: '\t' '\x0b'-'\x0c' ' ' */
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_hf_cl100k_base = {
     "hf_cl100k_base",
     "'(\077i:[sdmt]|ll|ve|re)|[^\134r\134n\134p{L}\134p{N}]\077+\134p{L}++|\134p{N}++| \077[^\134s\134p{L}\134p{N}]++[\134r\134n]*+|\134s++$|\134s*[\134r\134n]|\134s+(\077!\134S)|\134s",
     11, 133, 121,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

@@ -870,9 +870,11 @@ static const scantok_accel accel[1] = {
     { {0}, {0}, 0, {0, 0} },
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_hf_digit = {
     "hf_digit",
     "\134p{N}",
     2, 7, 4,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

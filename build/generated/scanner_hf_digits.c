@@ -870,9 +870,11 @@ static const scantok_accel accel[1] = {
     { { 48, 48, 48 }, { 9, 9, 9 }, 0, { 287948901175001088ull, 0ull } },  /* state 2: '0'-'9' */
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_hf_digits = {
     "hf_digits",
     "\134p{N}+",
     2, 7, 4,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

@@ -2158,9 +2158,11 @@ static const scantok_accel accel[8] = {
     { { 65, 65, 65 }, { 25, 25, 25 }, 0, { 0ull, 134217726ull } },  /* state 16: 'A'-'Z' */
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_o200k_base = {
     "o200k_base",
     "[^\134r\134n\134p{L}\134p{N}]\077[\134p{Lu}\134p{Lt}\134p{Lm}\134p{Lo}\134p{M}]*[\134p{Ll}\134p{Lm}\134p{Lo}\134p{M}]+(\077i:'s|'t|'re|'ve|'m|'ll|'d)\077|[^\134r\134n\134p{L}\134p{N}]\077[\134p{Lu}\134p{Lt}\134p{Lm}\134p{Lo}\134p{M}]+[\134p{Ll}\134p{Lm}\134p{Lo}\134p{M}]*(\077i:'s|'t|'re|'ve|'m|'ll|'d)\077|\134p{N}{1,3}| \077[^\134s\134p{L}\134p{N}]+[\134r\134n/]*|\134s*[\134r\134n]+|\134s+(\077!\134S)|\134s+",
     19, 381, 361,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

@@ -1508,9 +1508,11 @@ static const scantok_accel accel[4] = {
     { { 9, 32, 9 }, { 4, 0, 4 }, 1, { 4294983168ull, 0ull } },  /* state 8: '\t'-'\r' ' ' */
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_r50k_base = {
     "r50k_base",
     "'(\077:[sdmt]|ll|ve|re)| \077\134p{L}++| \077\134p{N}++| \077[^\134s\134p{L}\134p{N}]++|\134s++$|\134s+(\077!\134S)|\134s",
     10, 111, 100,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

@@ -1378,9 +1378,11 @@ static const scantok_accel accel[2] = {
     { { 48, 65, 97 }, { 9, 25, 25 }, 0, { 287948901175001088ull, 576460743847706622ull } },  /* state 3: '0'-'9' 'A'-'Z' 'a'-'z' */
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_whitespace = {
     "whitespace",
     "\134w+|[^\134w\134s]+",
     3, 13, 9,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

@@ -358,9 +358,11 @@ static const scantok_accel accel[1] = {
     { { 0, 14, 33 }, { 8, 17, 94 }, 0, { 18446744069414568447ull, 18446744073709551615ull } },  /* state 2: '\x00'-'\x08' '\x0e'-'\x1f' '!'-'\x7f' */
 };
 
+static scantok_dfa_lazy lazy;
+
 const scantok_dfa scantok_dfa_whitespace_split = {
     "whitespace_split",
     "\134S+",
     2, 7, 4,
-    ascii_class, ascii_x, stage1, stage2, next, flags, accel,
+    ascii_class, ascii_x, stage1, stage2, next, flags, accel, &lazy,
 };

@@ -13,6 +13,12 @@ typedef struct {
     uint64_t bits[2];       /* the same set as a bitmap, for the scalar path and tails */
 } scantok_accel;
 
+/* Tables the engine derives from a scanner's on first use (zero until then): written once,
+ * with atomics (the scanner may be used by several threads at once). */
+typedef struct {
+    uint16_t *pair_x;  /* the byte-pair table of the two-lane loops (engine.c, pair_x) */
+} scantok_dfa_lazy;
+
 struct scantok_dfa {
     const char *name;
     const char *pattern;
@@ -31,5 +37,6 @@ struct scantok_dfa {
     const uint8_t *flags;    /* row offset + pair + class -> T_* flags of that step;
                                 row offset + pair + nclasses -> (accelerator index + 1) << 1 | match at end */
     const scantok_accel *accel;
+    scantok_dfa_lazy *lazy;  /* tables the engine builds on first use */
 };
 #endif

@@ -509,6 +509,20 @@ static void pair_x(const scantok_dfa *d, uint16_t *T2)
         for (uint32_t b0 = 0; b0 < 128; b0++) T2[b1 << 8 | b0] = (uint16_t)(d->ascii_x[b0] + d->ascii[b1]);
 }
 
+/* The scanner's pair table, built on first use and kept with the scanner (64 KiB, freed with
+ * a runtime-compiled scanner; a shipped one's lives as long as the process); NULL without
+ * memory.  Threads that build it at once keep the first one published. */
+static const uint16_t *pair_x_of(const scantok_dfa *d)
+{
+    uint16_t *T2 = __atomic_load_n(&d->lazy->pair_x, __ATOMIC_ACQUIRE), *none = NULL;
+    if (T2) return T2;
+    if (!(T2 = malloc(PAIR_X_LEN * sizeof *T2))) return NULL;
+    pair_x(d, T2);
+    if (__atomic_compare_exchange_n(&d->lazy->pair_x, &none, T2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return T2;
+    free(T2);
+    return none;
+}
+
 /* A pair step where pieces end (count = pf & P_COUNT, nonzero) moves the current piece's
  * start into the pair (so = p, sof = pf: at p + 1 with P_START1): k += count and both
  * moves with one test of the count. */
@@ -655,34 +669,38 @@ size_t scantok_two_lane_joins(void) { return __atomic_load_n(&two_lane_joins, __
 
 uint64_t scantok_chain_steps(void) { return __atomic_load_n(&chain_steps, __ATOMIC_RELAXED); }
 
-static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_dfa *d, const uint8_t *data,
-                                                                  size_t n, int flags, lane *la, lane *lb,
+static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_dfa *d, const uint16_t *T2,
+                                                                  const uint8_t *data, size_t n, int flags,
+                                                                  lane *la, lane *lb,
                                                                   uint32_t *astarts, uint32_t *aends,
                                                                   uint32_t *bstarts, uint32_t *bends)
 {
     const uint32_t *N2 = d->next;
-    const uint8_t *F2 = d->flags, *A = d->ascii;
-    const uint16_t *AX = d->ascii_x;
+    const uint8_t *F2 = d->flags;
     const uint32_t s0 = d->start;
     const size_t a_stop = la->lim < n - 3 ? la->lim : n - 3, b_stop = n - 3;
-    const size_t ak0 = la->k, bk0 = lb->k, aso0 = la->so, bso0 = lb->so;
-    size_t ai = la->i, bi = lb->i, ak = ak0, bk = bk0, x, rounds;
+    const size_t aso0 = la->so, bso0 = lb->so;
+    /* each lane's next end slot (its k is the slot's index) and position; in a round, the
+     * pairs are at i and i + 2, and i moves once, at the round's end */
+    uint32_t *const ae0 = aends + la->k, *const be0 = bends + lb->k;
+    uint32_t *ae = ae0, *be = be0;
+    size_t ai = la->i, bi = lb->i, x, rounds;
     uint32_t ast = la->s, bst = lb->s, aprev = la->prev, bprev = lb->prev, pf;
     int stuck = 0;
-#define SCUR(L) (L##k > L##k0 ? (size_t)L##ends[L##k - 1] : L##so0)
-    /* As PAIR in pair_body (ends stored): the two slots past the last piece are free. */
-#define SPAIR(L, RARE) do { \
-        x = L##st + AX[data[L##i]] + A[data[L##i + 1]]; \
+#define SCUR(L) (L##e > L##e0 ? (size_t)L##e[-1] : L##so0)
+    /* As PAIR in pair_body (ends stored): the two slots past the last piece are free.  The
+     * pair's block index from T2 (one 16-bit load and one lookup), as in pair_steps_dual. */
+#define SPAIR(L, OFF, RARE) do { \
+        { uint16_t w_; memcpy(&w_, data + L##i + (OFF), 2); x = L##st + T2[w_]; } \
         pf = F2[x]; \
         if (__builtin_expect(pf & (P_SLOW | P_REWIND), 0)) goto RARE; \
-        L##ends[L##k] = (uint32_t)(L##i + ((pf >> 5) & 1)); \
-        L##ends[L##k + 1] = (uint32_t)(L##i + 1); \
-        L##k += pf & P_COUNT; \
+        L##e[0] = (uint32_t)(L##i + (OFF) + ((pf >> 5) & 1)); \
+        L##e[1] = (uint32_t)(L##i + (OFF) + 1); \
+        L##e += pf & P_COUNT; \
         L##prev = pf; \
         L##st = N2[x]; \
-        L##i += 2; \
     } while (0)
-    /* As pair_body's rare path. */
+    /* As pair_body's rare path, the lane at its pair (i moved to it). */
 #define SRARE(L, FLAG) do { \
         size_t r_ = L##i, cur_ = SCUR(L); \
         if (pf & P_SLOW) { stuck |= FLAG; goto out; } \
@@ -692,8 +710,7 @@ static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_
             if (m_ <= data + cur_ || (size_t)(data + L##i - m_) >= RUN_MIN) { stuck |= FLAG; goto out; } \
             r_ = (size_t)(m_ - data); \
         } \
-        L##ends[L##k] = (uint32_t)r_; \
-        L##k++; \
+        *L##e++ = (uint32_t)r_; \
         L##i = r_; \
         L##st = s0; \
         L##prev = 0; \
@@ -715,31 +732,47 @@ static __attribute__((noinline)) NO_SLP int pair_steps_dual_store(const scantok_
                 stuck = ((wa & 0x80808080u) ? LANE_A : 0) | ((wb & 0x80808080u) ? LANE_B : 0);
                 goto out;
             }
-            SPAIR(a, rare_a);
-            SPAIR(b, rare_b);
-            SPAIR(a, rare_a);
-            SPAIR(b, rare_b);
+            SPAIR(a, 0, rare_a0);
+            SPAIR(b, 0, rare_b0);
+            SPAIR(a, 2, rare_a1);
+            SPAIR(b, 2, rare_b1);
+            ai += 4;
+            bi += 4;
         } while (--rounds);
         continue;
-    rare_a:
+        /* a rare pair: each lane's i moved to where it stands (lane a's pairs come first) */
+    rare_a1:
+        ai += 2;
+        bi += 2;
+    rare_a0:
         SRARE(a, LANE_A);
         if (--rounds) goto round;  /* the round ends here, each lane moved four bytes at most */
         continue;
+    rare_b1:
+        bi += 2;
+        ai += 4;
+        goto rare_b;
+    rare_b0:
+        ai += 2;
     rare_b:
         SRARE(b, LANE_B);
         if (--rounds) goto round;
     }
 out:
-    if (ak > ak0) {
-        astarts[ak0] = (uint32_t)aso0;
-        memcpy(astarts + ak0 + 1, aends + ak0, (ak - ak0 - 1) * sizeof *astarts);
+    {
+        size_t ak0 = (size_t)(ae0 - aends), bk0 = (size_t)(be0 - bends);
+        size_t ak = (size_t)(ae - aends), bk = (size_t)(be - bends);
+        if (ak > ak0) {
+            astarts[ak0] = (uint32_t)aso0;
+            memcpy(astarts + ak0 + 1, aends + ak0, (ak - ak0 - 1) * sizeof *astarts);
+        }
+        if (bk > bk0) {
+            bstarts[bk0] = (uint32_t)bso0;
+            memcpy(bstarts + bk0 + 1, bends + bk0, (bk - bk0 - 1) * sizeof *bstarts);
+        }
+        la->so = SCUR(a); la->i = ai; la->k = ak; la->s = ast; la->prev = aprev;
+        lb->so = SCUR(b); lb->i = bi; lb->k = bk; lb->s = bst; lb->prev = bprev;
     }
-    if (bk > bk0) {
-        bstarts[bk0] = (uint32_t)bso0;
-        memcpy(bstarts + bk0 + 1, bends + bk0, (bk - bk0 - 1) * sizeof *bstarts);
-    }
-    la->so = SCUR(a); la->i = ai; la->k = ak; la->s = ast; la->prev = aprev;
-    lb->so = SCUR(b); lb->i = bi; lb->k = bk; lb->s = bst; lb->prev = bprev;
 #undef SPAIR
 #undef SRARE
 #undef SCUR
@@ -988,9 +1021,8 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
     int dual = 1;
-    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    const uint16_t *T2 = pair_x_of(d);
     if (!T2) return scan_body_scalar(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    pair_x(d, T2);
     while (dual && n - la.i >= DUAL_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
         size_t rounds = 0, high = 0;
@@ -1012,7 +1044,7 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
              * does: lane a to the middle, then lane b, if they join. */
             if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
             if (stuck & LANE_A) {
-                if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
+                if (la.i < mid && lane_step_scalar(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
                 if (la.i >= mid) done_a = 1;
             }
             if (!done_b && (stuck & LANE_B)) done_b = lane_step_scalar(d, data, n, flags, &lb);
@@ -1027,7 +1059,7 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
             }
             if (ia < ka0 && ib < kb0) {
                 lb.k += la.k + ia + (kb0 - ib);
-                if (done_b) { free(T2); return lb.k; }
+                if (done_b) return lb.k;
                 la = lb;
                 continue;
             }
@@ -1036,7 +1068,6 @@ static size_t count_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_
         break;
     }
     /* The rest on one lane. */
-    free(T2);
     if (la.i == la.so && la.s == d->start)
         return la.k + scan_body_scalar(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
     la.lim = n;
@@ -1065,6 +1096,7 @@ static size_t scan_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t
 {
     lane la = { 0, 0, 0, d->start, 0, 0, 0 }, lb;
     uint32_t *bstarts = NULL, *bends = NULL;
+    const uint16_t *T2 = NULL;
     while (n - la.i >= DUAL_STORE_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
         int done_b = 0;
@@ -1072,6 +1104,7 @@ static size_t scan_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t
         while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
         if (n - mid < DUAL_STORE_MIN / 4) break;
         if (!bstarts) {
+            if (!(T2 = pair_x_of(d))) break;  /* one lane */
             bstarts = malloc((n / 2 + 8) * 2 * sizeof *bstarts);
             if (!bstarts) break;  /* one lane */
             bends = bstarts + (n / 2 + 8);
@@ -1080,7 +1113,7 @@ static size_t scan_dual_scalar(const scantok_dfa *d, const uint8_t *data, size_t
         la.run = LANE_PAIR_RUN;
         lb.i = lb.so = mid; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n; lb.run = LANE_PAIR_RUN;
         for (;;) {
-            int stuck = !done_b ? pair_steps_dual_store(d, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
+            int stuck = !done_b ? pair_steps_dual_store(d, T2, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
                                 : LANE_A;
             /* lanes that leave the loop every few bytes: lane a scans on alone */
             if (++rounds >= 16 && rounds * DUAL_ROUND_MIN > (la.i - a0) + (lb.i - mid)) goto alone;
@@ -1343,9 +1376,8 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
     int dual = 1;
-    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    const uint16_t *T2 = pair_x_of(d);
     if (!T2) return scan_body_sse2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    pair_x(d, T2);
     while (dual && n - la.i >= DUAL_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
         size_t rounds = 0, high = 0;
@@ -1367,7 +1399,7 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
              * does: lane a to the middle, then lane b, if they join. */
             if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
             if (stuck & LANE_A) {
-                if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
+                if (la.i < mid && lane_step_sse2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
                 if (la.i >= mid) done_a = 1;
             }
             if (!done_b && (stuck & LANE_B)) done_b = lane_step_sse2(d, data, n, flags, &lb);
@@ -1382,7 +1414,7 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
             }
             if (ia < ka0 && ib < kb0) {
                 lb.k += la.k + ia + (kb0 - ib);
-                if (done_b) { free(T2); return lb.k; }
+                if (done_b) return lb.k;
                 la = lb;
                 continue;
             }
@@ -1391,7 +1423,6 @@ static size_t count_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t 
         break;
     }
     /* The rest on one lane. */
-    free(T2);
     if (la.i == la.so && la.s == d->start)
         return la.k + scan_body_sse2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
     la.lim = n;
@@ -1422,6 +1453,7 @@ static size_t scan_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n
 {
     lane la = { 0, 0, 0, d->start, 0, 0, 0 }, lb;
     uint32_t *bstarts = NULL, *bends = NULL;
+    const uint16_t *T2 = NULL;
     while (n - la.i >= DUAL_STORE_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
         int done_b = 0;
@@ -1429,6 +1461,7 @@ static size_t scan_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n
         while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
         if (n - mid < DUAL_STORE_MIN / 4) break;
         if (!bstarts) {
+            if (!(T2 = pair_x_of(d))) break;  /* one lane */
             bstarts = malloc((n / 2 + 8) * 2 * sizeof *bstarts);
             if (!bstarts) break;  /* one lane */
             bends = bstarts + (n / 2 + 8);
@@ -1437,7 +1470,7 @@ static size_t scan_dual_sse2(const scantok_dfa *d, const uint8_t *data, size_t n
         la.run = LANE_PAIR_RUN;
         lb.i = lb.so = mid; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n; lb.run = LANE_PAIR_RUN;
         for (;;) {
-            int stuck = !done_b ? pair_steps_dual_store(d, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
+            int stuck = !done_b ? pair_steps_dual_store(d, T2, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
                                 : LANE_A;
             /* lanes that leave the loop every few bytes: lane a scans on alone */
             if (++rounds >= 16 && rounds * DUAL_ROUND_MIN > (la.i - a0) + (lb.i - mid)) goto alone;
@@ -1700,9 +1733,8 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
     uint32_t bstarts[DUAL_WINDOW + 4], astarts[2 * DUAL_WINDOW + 4];
     lane la = { 0, 0, 0, d->start, 0, 0 }, lb;
     int dual = 1;
-    uint16_t *T2 = malloc(PAIR_X_LEN * sizeof *T2);
+    const uint16_t *T2 = pair_x_of(d);
     if (!T2) return scan_body_avx2(d, data, n, flags, NULL, NULL, NULL, 0, NULL);
-    pair_x(d, T2);
     while (dual && n - la.i >= DUAL_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, bcons, acons, kb0, ka0, q, ia = 0, ib = 0;
         size_t rounds = 0, high = 0;
@@ -1724,7 +1756,7 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
              * does: lane a to the middle, then lane b, if they join. */
             if (++rounds >= 64 && rounds * 64 > (la.i - a0) + (lb.i - mid)) dual = 0;
             if (stuck & LANE_A) {
-                if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) { free(T2); return la.k; }  /* a skip reached the end */
+                if (la.i < mid && lane_step_avx2(d, data, n, flags, &la)) return la.k;  /* a skip reached the end */
                 if (la.i >= mid) done_a = 1;
             }
             if (!done_b && (stuck & LANE_B)) done_b = lane_step_avx2(d, data, n, flags, &lb);
@@ -1739,7 +1771,7 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
             }
             if (ia < ka0 && ib < kb0) {
                 lb.k += la.k + ia + (kb0 - ib);
-                if (done_b) { free(T2); return lb.k; }
+                if (done_b) return lb.k;
                 la = lb;
                 continue;
             }
@@ -1748,7 +1780,6 @@ static size_t count_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t 
         break;
     }
     /* The rest on one lane. */
-    free(T2);
     if (la.i == la.so && la.s == d->start)
         return la.k + scan_body_avx2(d, data + la.i, n - la.i, flags, NULL, NULL, NULL, 0, NULL);
     la.lim = n;
@@ -1779,6 +1810,7 @@ static size_t scan_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n
 {
     lane la = { 0, 0, 0, d->start, 0, 0, 0 }, lb;
     uint32_t *bstarts = NULL, *bends = NULL;
+    const uint16_t *T2 = NULL;
     while (n - la.i >= DUAL_STORE_MIN) {
         size_t a0 = la.i, mid = a0 + (n - a0) / 2, rounds = 0, ia, ib = 0;
         int done_b = 0;
@@ -1786,6 +1818,7 @@ static size_t scan_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n
         while (mid < n && (data[mid] & 0xC0) == 0x80) mid++;  /* a character boundary, if valid UTF-8 */
         if (n - mid < DUAL_STORE_MIN / 4) break;
         if (!bstarts) {
+            if (!(T2 = pair_x_of(d))) break;  /* one lane */
             bstarts = malloc((n / 2 + 8) * 2 * sizeof *bstarts);
             if (!bstarts) break;  /* one lane */
             bends = bstarts + (n / 2 + 8);
@@ -1794,7 +1827,7 @@ static size_t scan_dual_avx2(const scantok_dfa *d, const uint8_t *data, size_t n
         la.run = LANE_PAIR_RUN;
         lb.i = lb.so = mid; lb.k = 0; lb.s = d->start; lb.prev = 0; lb.lim = n; lb.run = LANE_PAIR_RUN;
         for (;;) {
-            int stuck = !done_b ? pair_steps_dual_store(d, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
+            int stuck = !done_b ? pair_steps_dual_store(d, T2, data, n, flags, &la, &lb, starts, ends, bstarts, bends)
                                 : LANE_A;
             /* lanes that leave the loop every few bytes: lane a scans on alone */
             if (++rounds >= 16 && rounds * DUAL_ROUND_MIN > (la.i - a0) + (lb.i - mid)) goto alone;

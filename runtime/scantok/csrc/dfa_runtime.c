@@ -194,9 +194,11 @@ scantok_dfa *scantok_dfa_new(const scantok_dfa_tables *t, const char *name, cons
     if (check(t, err, errlen)) return NULL;
     scantok_dfa *d = malloc(sizeof *d);
     scantok_accel *acc = calloc(t->naccel ? t->naccel : 1, sizeof *acc);
-    if (!d || !acc) {
+    scantok_dfa_lazy *lazy = calloc(1, sizeof *lazy);
+    if (!d || !acc || !lazy) {
         free(d);
         free(acc);
+        free(lazy);
         fail(err, errlen, "out of memory");
         return NULL;
     }
@@ -219,6 +221,7 @@ scantok_dfa *scantok_dfa_new(const scantok_dfa_tables *t, const char *name, cons
     d->next = t->next;
     d->flags = t->flags;
     d->accel = acc;
+    d->lazy = lazy;
     return d;
 }
 
@@ -226,5 +229,7 @@ void scantok_dfa_free(scantok_dfa *dfa)
 {
     if (!dfa) return;
     free((void *)dfa->accel);
+    free(dfa->lazy->pair_x);
+    free(dfa->lazy);
     free(dfa);
 }
