@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, L
 
 from ._native import ffi, lib
 from ._pylist import ascii_views as _ascii_views
+from ._pylist import decode_small as _decode_small
+from ._pylist import encode_small as _encode_small
 from ._pylist import ids_to_list as _ids_to_list
 from ._pylist import split_ids_into as _split_ids_into
 from ._pylist import utf8_contains as _utf8_contains
@@ -28,6 +30,14 @@ __all__ = ["Encoding"]
 
 _SIZE_MAX = 2**64 - 1
 _SMALL_MAX = lib.BPE_SMALL_MAX  # texts up to this many UTF-8 bytes take bpe_encode_small
+# bpe_encode_small's address, for scantok._pylist.encode_small (the short-text path of
+# encode_ordinary and encode, one C call from Python: see Encoding._init)
+_SMALL_FN = int(ffi.cast("uintptr_t", ffi.addressof(lib, "bpe_encode_small")))
+_NOT_SMALL = object()  # encode's arguments do not take the short-text path
+# bpe_decode_len and bpe_decode, for scantok._pylist.decode_small (decode_bytes of a short list)
+_DECODE_LEN_FN = int(ffi.cast("uintptr_t", ffi.addressof(lib, "bpe_decode_len")))
+_DECODE_FN = int(ffi.cast("uintptr_t", ffi.addressof(lib, "bpe_decode")))
+_EMPTY_OK = (set, frozenset, tuple, list)  # empty special-token collections it takes
 _scratch = threading.local()  # per thread: the C call releases the GIL, so no sharing
 _PARTIAL = 2
 
@@ -291,6 +301,16 @@ class Encoding:
             assert self.max_token_value == explicit_n_vocab - 1
         self._special_token_values = set(self._special_tokens.values())
         self._all_special = None  # compiled lazily
+        # the short-text path (scantok._pylist.encode_small): the table and scanner as
+        # addresses (self keeps both alive), and what encode() screens a text for with its
+        # default arguments, the special tokens' common prefix in UTF-8 (None: no special
+        # tokens, nothing to screen; b"": no common prefix, every text takes the full check)
+        self._small_t = int(ffi.cast("uintptr_t", self._t))
+        self._small_dfa = int(ffi.cast("uintptr_t", self._dfa))
+        if self._special_tokens:
+            self._small_screen = _special_token_regex(frozenset(self._special_tokens))[2] or b""
+        else:
+            self._small_screen = None
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -445,6 +465,9 @@ class Encoding:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes a string into tokens, ignoring special tokens."""
+        ids = _encode_small(_SMALL_FN, self._small_t, self._small_dfa, text, None)
+        if ids is not None:
+            return ids
         return self._ids_list(_utf8_view(text))
 
     def encode(
@@ -455,10 +478,34 @@ class Encoding:
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[int]:
         """Encodes a string into tokens, with tiktoken's special-token rules."""
+        # a short text without the special tokens' common prefix holds none of them: with the
+        # usual arguments it is encoded as encode_ordinary does, in one C call
+        if not allowed_special and type(disallowed_special) is str and disallowed_special == "all":
+            screen = self._small_screen  # the defaults
+        else:
+            screen = self._small_screen_for(allowed_special, disallowed_special)
+        if screen is not _NOT_SMALL:
+            ids = _encode_small(_SMALL_FN, self._small_t, self._small_dfa, text, screen)
+            if ids is not None:
+                return ids
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
         data = _utf8_view(text)
         self._check_disallowed(text, disallowed_special, data)
         return self._encode_general(text, allowed_special, False, data)
+
+    def _small_screen_for(self, allowed_special, disallowed_special):
+        """What encode's short-text path screens a text for under these arguments (see
+        _init), or _NOT_SMALL when they are not ones it takes: nothing allowed and nothing
+        disallowed (no screen: every text is ordinary), or allowed_special="all" with
+        disallowed_special "all" or empty (the prefix: a text holding it may hold a special
+        token to encode as one). Other arguments take the general path, which checks them."""
+        no_disallowed = type(disallowed_special) in _EMPTY_OK and not disallowed_special
+        if not allowed_special and type(allowed_special) in _EMPTY_OK:
+            return None if no_disallowed else _NOT_SMALL
+        if type(allowed_special) is str and allowed_special == "all" and (
+                no_disallowed or (type(disallowed_special) is str and disallowed_special == "all")):
+            return self._small_screen
+        return _NOT_SMALL
 
     def encode_to_numpy(
         self,
@@ -703,6 +750,16 @@ class Encoding:
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> int:
         """``len(self.encode(text, ...))`` without building the list."""
+        # a short text: encode's short-text path (a list of a few ids costs less than the
+        # general path's calls)
+        if not allowed_special and type(disallowed_special) is str and disallowed_special == "all":
+            screen = self._small_screen
+        else:
+            screen = self._small_screen_for(allowed_special, disallowed_special)
+        if screen is not _NOT_SMALL:
+            ids = _encode_small(_SMALL_FN, self._small_t, self._small_dfa, text, screen)
+            if ids is not None:
+                return len(ids)
         return self.count_until(text, _SIZE_MAX - 1, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def count_until(
@@ -801,6 +858,9 @@ class Encoding:
         return arr, len(tokens), arr
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        out = _decode_small(_DECODE_LEN_FN, _DECODE_FN, self._small_t, tokens)
+        if out is not None:  # a short list of ints, in one C call
+            return out
         ptr, n, keep = self._ids_array(tokens)
         total = lib.bpe_decode_len(self._t, ptr, n)
         if total < 0:

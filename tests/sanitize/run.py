@@ -43,6 +43,8 @@ TESTS = [
     "tests/test_scanner_gaps.py",
     # the BPE core (caches, merges, long pieces) and the list builder
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
+    # the short-text path: one C-API call (scantok._pylist.encode_small) for short str
+    "tests/test_short_text_path.py",
     # damaged cache images: the structural validation of bpe_table_from_image
     "tests/test_cache_corruption.py",
     # HF BPE merges (linear and heap), split stages, piece cache
