@@ -368,6 +368,7 @@ def test_batch_threads_capped_at_usable_cpus(monkeypatch):
     started = []
     real_pool = scantok.encoding._thread_pool
     monkeypatch.setattr(scantok.encoding, "_thread_pool", lambda n: started.append(n) or real_pool(n))
+    monkeypatch.setattr(scantok.encoding, "_PARALLEL_MIN", 0)  # a batch this small too
     for cpus, pools in ((1, []), (2, [1]), (3, [2])):
         monkeypatch.setattr(scantok.encoding, "_usable_cpus", lambda c=cpus: c)
         started.clear()
@@ -529,8 +530,30 @@ def test_threads_parallel_and_exact():
     assert e.decode_batch(want, num_threads=2) == [e.decode(w) for w in want]
 
 
+def test_small_batches_stay_on_the_calling_thread(monkeypatch):
+    """Batches of fewer than PARALLEL_MIN characters (tokens, for decode_batch) are not handed
+    to a pool, whatever num_threads says (the hand-off cost more than the work); larger ones
+    are. The ids are the same either way."""
+    import scantok.encoding
+
+    e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")
+    monkeypatch.setattr(scantok.encoding, "_usable_cpus", lambda: 2)
+    used = []
+    real_pool = scantok.encoding._thread_pool
+    monkeypatch.setattr(scantok.encoding, "_thread_pool", lambda n: used.append(n) or real_pool(n))
+    docs = [f"message {i}: hello there, how are you?" for i in range(64)]
+    want = [t.encode_ordinary(d) for d in docs]
+    assert e.encode_ordinary_batch(docs, num_threads=2) == want
+    assert e.encode_batch(docs, num_threads=2) == want
+    assert e.decode_batch(want, num_threads=2) == docs
+    assert used == []
+    big = docs * (scantok.threadpool.PARALLEL_MIN // sum(map(len, docs)) + 1)
+    assert e.encode_ordinary_batch(big, num_threads=2) == want * (len(big) // len(docs))
+    assert used == [1]  # the shared batch: this thread and one worker
+
+
 @pytest.mark.parametrize("threads", [2, 3, 8])
-def test_batch_threads_share_chunks_exactly(threads):
+def test_batch_threads_share_chunks_exactly(threads, monkeypatch):
     """encode_ordinary_batch on several threads (the shared C batch: workers take chunks, the
     caller converts texts and builds lists in order) gives tiktoken's ids for every kind of
     text: ASCII (read in place), non-ASCII (converted), empty, lone surrogates (tiktoken's
@@ -538,6 +561,7 @@ def test_batch_threads_share_chunks_exactly(threads):
     threads."""
     name = "o200k_base"
     e, ref = enc(name), tiktoken_encoding(name)
+    monkeypatch.setattr(scantok.encoding, "_PARALLEL_MIN", 0)  # the small batches below too
 
     class S(str):
         pass
@@ -559,9 +583,10 @@ def test_batch_threads_share_chunks_exactly(threads):
     assert e.encode_ordinary_batch(iter(docs[:5]), num_threads=threads) == want[:5]
 
 
-def test_batch_threads_errors_stop_cleanly():
+def test_batch_threads_errors_stop_cleanly(monkeypatch):
     """An item that is not a str (found while the workers already run), and a chunk the
     vocabulary cannot encode: a clear error, no hang, and the next batch works."""
+    monkeypatch.setattr(scantok.encoding, "_PARALLEL_MIN", 0)  # these batches run threaded
     e = enc("cl100k_base")
     docs = ["some text %d " % i * 50 for i in range(200)]
     want = [e.encode_ordinary(d) for d in docs]

@@ -277,16 +277,37 @@ def test_batches_reuse_the_process_pool(deepseek, monkeypatch):
 
     ours, hf = deepseek
     monkeypatch.setattr(scantok.hf.tokenizer, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(scantok.hf.tokenizer, "PARALLEL_MIN", 0)  # these small batches too
     docs = [f"doc {i}: héllo wörld, 你好 {i * 37}" for i in range(40)]
     want = [e.ids for e in hf.encode_batch(docs)]
     assert ours.encode_batch_fast(docs, num_threads=2) == want
+    assert [e.ids for e in ours.encode_batch(docs, num_threads=2)] == want
     started = {t.ident for t in threading.enumerate()}
+    assert any(t.name.startswith("scantok-batch2") for t in threading.enumerate())
     for _ in range(3):
         assert ours.encode_batch_fast(docs, num_threads=2) == want
         assert [e.ids for e in ours.encode_batch(docs, num_threads=2)] == want
     assert {t.ident for t in threading.enumerate()} == started
     assert threadpool.thread_pool(2) is threadpool.thread_pool(2)
     assert ours._threads(64) == 2 and ours._threads(None) == 2 and ours._threads(1) == 1
+
+
+def test_small_batches_stay_on_the_calling_thread(deepseek, monkeypatch):
+    """A batch of fewer than threadpool.PARALLEL_MIN characters is not handed to a pool (the
+    hand-off cost more than the work); a larger one is. Same ids either way."""
+    ours, hf = deepseek
+    monkeypatch.setattr(scantok.hf.tokenizer, "usable_cpus", lambda: 2)
+    used = []
+    real = scantok.hf.tokenizer.thread_pool
+    monkeypatch.setattr(scantok.hf.tokenizer, "thread_pool", lambda n: used.append(n) or real(n))
+    docs = [f"doc {i}: héllo wörld {i}" for i in range(50)]
+    want = [e.ids for e in hf.encode_batch(docs)]
+    assert ours.encode_batch_fast(docs, num_threads=2) == want
+    assert [e.ids for e in ours.encode_batch(docs, num_threads=2)] == want
+    assert used == []
+    big = docs * (scantok.threadpool.PARALLEL_MIN // sum(map(len, docs)) + 1)
+    assert ours.encode_batch_fast(big, num_threads=2) == want * (len(big) // len(docs))
+    assert used == [2]
 
 
 def test_deepseek_fast_path_is_taken(deepseek):

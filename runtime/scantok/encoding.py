@@ -17,6 +17,7 @@ from ._pylist import ids_to_list as _ids_to_list
 from ._pylist import split_ids_into as _split_ids_into
 from ._pylist import utf8_contains as _utf8_contains
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
+from .threadpool import PARALLEL_MIN as _PARALLEL_MIN
 from .threadpool import thread_pool as _thread_pool
 from .threadpool import usable_cpus as _usable_cpus
 
@@ -541,6 +542,8 @@ class Encoding:
         nchunks = min(n, nt * _CHUNKS_PER_THREAD)
         sizes = [len(x) if hasattr(x, "__len__") else 1 for x in items]  # bad items fail in fn, clearly
         total = sum(sizes) or 1
+        if total < _PARALLEL_MIN:
+            return many(items)
         bounds = [0]
         acc = 0
         k = 1
@@ -565,7 +568,7 @@ class Encoding:
         items = list(text)
         nt = min(num_threads, len(items), _usable_cpus())
         try:
-            if nt <= 1:
+            if nt <= 1 or sum(map(len, items)) < _PARALLEL_MIN:
                 return self._encode_ordinary_many(items)
             return self._encode_ordinary_shared(items, nt)
         except TypeError:

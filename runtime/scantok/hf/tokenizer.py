@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..threadpool import thread_pool, usable_cpus
+from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder
@@ -582,7 +582,7 @@ class Tokenizer:
             raise TypeError("encode_batch() expects a sequence of strings, not a single str")
         inputs = list(inputs)
         n = self._threads(num_threads)
-        if n <= 1 or len(inputs) <= 1:
+        if n <= 1 or len(inputs) <= 1 or sum(len(t) for t in inputs if isinstance(t, str)) < PARALLEL_MIN:
             return [self.encode(t, add_special_tokens) for t in inputs]
         # the process-wide pool: its threads keep their piece caches warm across calls
         return list(thread_pool(n).map(lambda t: self.encode(t, add_special_tokens), inputs,
@@ -598,7 +598,7 @@ class Tokenizer:
             if not isinstance(t, str):
                 raise TypeError(f"encode_batch_fast() expects strings, got {type(t).__name__}")
         n = self._threads(num_threads)
-        if n <= 1 or len(inputs) < 2:
+        if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
             return self._batch_ids(inputs, add_special_tokens)
         size = -(-len(inputs) // n)
         chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
