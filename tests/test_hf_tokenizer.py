@@ -292,6 +292,30 @@ def test_batches_reuse_the_process_pool(deepseek, monkeypatch):
     assert ours._threads(64) == 2 and ours._threads(None) == 2 and ours._threads(1) == 1
 
 
+def test_byte_level_decode_kept_per_id(deepseek, gpt2_style):
+    """With a ByteLevel decoder alone, decode joins each id's bytes, made once per id and kept:
+    HF's text for special and unknown ids (skipped or not), numpy ints, a character split
+    between tokens (replaced), added tokens outside the byte alphabet, and again from the
+    kept bytes."""
+    import numpy as np
+
+    for ours, hf in (deepseek, pair(gpt2_style)):
+        assert ours._id_bytes is not None
+        ids = hf.encode("héllo 😀 wörld 你好 <|endoftext|> x", add_special_tokens=True).ids
+        specials = sorted({t.id for t in ours._added.tokens})
+        cases = [ids, ids[:3], [], specials + ids + specials, ids + [10**9, -5 % 10**9], ids[1:2],
+                 [i for i in ids if i not in specials][::-1]]
+        split = hf.encode("😀", add_special_tokens=False).ids
+        cases.append(split[:1] + split)
+        for case in cases:
+            for skip in (True, False):
+                want = hf.decode(case, skip_special_tokens=skip)
+                assert ours.decode(case, skip_special_tokens=skip) == want, case
+                assert ours.decode(np.array(case, dtype=np.int64), skip_special_tokens=skip) == want
+                assert ours.decode(case, skip_special_tokens=skip) == want  # from the kept bytes
+        assert 10**9 not in ours._id_bytes  # an id without a token is not kept
+
+
 def test_small_batches_stay_on_the_calling_thread(deepseek, monkeypatch):
     """A batch of fewer than threadpool.PARALLEL_MIN characters is not handed to a pool (the
     hand-off cost more than the work); a larger one is. Same ids either way."""

@@ -9,14 +9,17 @@ from .errors import HFError, UnsupportedComponentError
 from .pre_tokenizers import CHAR_BYTES
 
 
+def byte_level_bytes(token: str) -> bytes:
+    """The bytes ByteLevel decodes one token to: its characters through the byte alphabet, or,
+    for a token with a character outside it (an added token, say), its own UTF-8."""
+    try:
+        return bytes(CHAR_BYTES[c] for c in token)
+    except KeyError:
+        return token.encode("utf-8", "surrogatepass")
+
+
 def _byte_level(tokens: list[str]) -> list[str]:
-    out = bytearray()
-    for t in tokens:
-        try:
-            out += bytes(CHAR_BYTES[c] for c in t)
-        except KeyError:  # a token outside the byte alphabet is its own UTF-8
-            out += t.encode("utf-8", "surrogatepass")
-    return [out.decode("utf-8", "replace")]
+    return [b"".join(byte_level_bytes(t) for t in tokens).decode("utf-8", "replace")]
 
 
 def _byte_fallback(tokens: list[str]) -> list[str]:
@@ -61,6 +64,9 @@ class Decoder:
         self.spec = spec
         self.chain: list = []
         self._compile(spec, where)
+        # ByteLevel alone (GPT-2, Llama 3, DeepSeek ...): the text is the concatenation of each
+        # token's byte_level_bytes, which Tokenizer.decode keeps per id
+        self.byte_level_only = len(self.chain) == 1 and self.chain[0] is _byte_level
 
     def _compile(self, spec: Any, where: str) -> None:
         if spec is None:

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary
 from .bpe import BPEModel, WordLevelModel
-from .decoders import Decoder
+from .decoders import Decoder, byte_level_bytes
 from .errors import HFError, UnsupportedComponentError
 from .normalizers import _NS, _norm_steps
 from .post_processors import PostProcessor
@@ -232,6 +232,8 @@ class Tokenizer:
         self._has_added = bool(self._added)  # encode() asks per call (a Python __bool__ each)
         self._post = PostProcessor(obj.get("post_processor"), self.token_to_id)
         self._decoder = Decoder(obj.get("decoder"))
+        # a ByteLevel decoder's bytes per id, made on first decode of the id (see decode)
+        self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
         # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
@@ -671,6 +673,8 @@ class Tokenizer:
     # -- decoding --
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """The text of ``ids`` through the decoder (tokens joined by spaces without one)."""
+        if self._id_bytes is not None:
+            return self._decode_byte_level(ids, skip_special_tokens)
         tokens = []
         special = self._added.special_ids
         for i in ids:
@@ -681,6 +685,27 @@ class Tokenizer:
             if t is not None:
                 tokens.append(t)
         return self._decoder.decode(tokens)
+
+    def _decode_byte_level(self, ids: Iterable[int], skip_special_tokens: bool) -> str:
+        """decode with a ByteLevel decoder alone: each id's bytes (byte_level_bytes of its
+        token, made once per id and kept: a token is fixed once loaded), joined and decoded as
+        the decoder does.  Through the decoder chain, token strings and a generator per token,
+        two ids took 1.5 us (tokenizers: 0.36)."""
+        cache = self._id_bytes
+        special = self._added.special_ids if skip_special_tokens else ()
+        parts = []
+        for i in ids:
+            i = int(i)
+            if i in special:
+                continue
+            b = cache.get(i)
+            if b is None:
+                t = self.id_to_token(i)
+                if t is None:  # no such token: skipped, as decode does (and not kept)
+                    continue
+                b = cache[i] = byte_level_bytes(t)
+            parts.append(b)
+        return b"".join(parts).decode("utf-8", "replace")
 
     def decode_batch(self, sequences: Sequence[Iterable[int]], skip_special_tokens: bool = True, *,
                      num_threads: int | None = None) -> list[str]:
