@@ -445,6 +445,27 @@ def test_batch_list_helpers():
         _pylist.split_ids_into(out, 0, at(ids), at(backwards), 2)  # ends out of order
 
 
+def test_list_helpers_read_bytes_in_place():
+    # scantok.Tokenizer's Encoding hands the ids, starts and ends of hf_encode_offsets (one bytes
+    # object, 3n uint32) to the list helpers as (bytes, index): read in place, bounds checked
+    import struct
+
+    from scantok import _pylist
+
+    raw = struct.pack("<9I", 5, 6, 300000, 0, 2, 4, 2, 4, 9)
+    assert _pylist.ids_to_list((raw, 0), 3) == [5, 6, 300000]
+    assert _pylist.ids_to_list((raw, 9), 0) == []
+    assert _pylist.spans_to_list((raw, 3), (raw, 6), 3, 0) == [(0, 2), (2, 4), (4, 9)]
+    assert _pylist.tokens_to_list((raw, 0), 2, ["a"] * 6) == ["a", None]
+    for bad in ((raw, 8), (raw, -1), (raw,), (b"", 0), ("str", 0), (raw, 0, 1)):
+        with pytest.raises(ValueError, match="out of range"):
+            _pylist.ids_to_list(bad, 2)
+    with pytest.raises(ValueError, match="out of range"):
+        _pylist.spans_to_list((raw, 3), (raw, 7), 3, 0)
+    with pytest.raises(TypeError):
+        _pylist.ids_to_list((raw, "0"), 1)
+
+
 def test_pathological_exact_medium():
     # tiktoken is slow on these (quadratic-ish) but fine at this size
     e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")

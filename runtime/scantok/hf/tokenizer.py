@@ -26,8 +26,8 @@ from .normalizers import _NS, _norm_steps
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
 
-# numpy and scantok._pylist.hf_encode_offsets, imported by the first Tokenizer.encode that needs them
-_np = _hf_encode_offsets = None
+# scantok._pylist.hf_encode_offsets, imported by the first Tokenizer.encode that needs it
+_hf_encode_offsets = None
 _pyl = None
 
 
@@ -66,8 +66,9 @@ class Encoding:
 
     @classmethod
     def _from_arrays(cls, arrays, n: int, wrap, table) -> "Encoding":
-        """ids/starts/ends (numpy uint32, n used) of the model tokens, the post-processor's
-        (prefix, suffix, sequence type id) and the id -> token table."""
+        """The model tokens' ids, starts and ends (arrays: the bytes hf_encode_offsets returns,
+        3n uint32 in that order, read in place by scantok._pylist as (arrays, index)), the
+        post-processor's (prefix, suffix, sequence type id) and the id -> token table."""
         e = cls.__new__(cls)
         e._ids = e._tokens = e._offsets = e._attention_mask = e._special_tokens_mask = e._type_ids = None
         e._lazy = (arrays, n, wrap, table)
@@ -81,7 +82,7 @@ class Encoding:
     def ids(self) -> list[int]:
         if self._ids is None:
             arrays, n, pre, post, _, _ = self._parts()
-            lst = _pylist().ids_to_list(arrays[0].ctypes.data, n)
+            lst = _pylist().ids_to_list((arrays, 0), n)
             self._ids = [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
         return self._ids
 
@@ -89,7 +90,7 @@ class Encoding:
     def tokens(self) -> list[str]:
         if self._tokens is None:
             arrays, n, pre, post, _, table = self._parts()
-            lst = _pylist().tokens_to_list(arrays[0].ctypes.data, n, table())
+            lst = _pylist().tokens_to_list((arrays, 0), n, table())
             self._tokens = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
         return self._tokens
 
@@ -97,7 +98,7 @@ class Encoding:
     def offsets(self) -> list[tuple[int, int]]:
         if self._offsets is None:
             arrays, n, pre, post, _, _ = self._parts()
-            lst = _pylist().spans_to_list(arrays[1].ctypes.data, arrays[2].ctypes.data, n, 0)
+            lst = _pylist().spans_to_list((arrays, n), (arrays, 2 * n), n, 0)
             self._offsets = [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
         return self._offsets
 
@@ -547,18 +548,14 @@ class Tokenizer:
         """The whole text by one C call (no normalizer, no added token in it), or None.  Per
         call costs matter here (a 4 KB text encodes in ~50 us): the imports are module
         globals after the first call and the cache address is kept (Model.cache_address)."""
-        global _np, _hf_encode_offsets
+        global _hf_encode_offsets
         if _hf_encode_offsets is None:
-            import numpy
-
-            _np, _hf_encode_offsets = numpy, _pylist().hf_encode_offsets
+            _hf_encode_offsets = _pylist().hf_encode_offsets
         fn, model, stages, _ = self._batch_c
         r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
         if type(r) is int:  # HFB_SLOW
             return None
-        n = len(r) // 12
-        arr = _np.frombuffer(r, dtype=_np.uint32).reshape(3, n) if n else _np.zeros((3, 1), dtype=_np.uint32)
-        return Encoding._from_arrays(arr, n, self._lazy[add_special_tokens], self._token_table)
+        return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table)
 
     def _ids(self, text: str, add_special_tokens: bool) -> list[int]:
         if not isinstance(text, str):
