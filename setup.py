@@ -9,7 +9,7 @@ setup(
     ext_modules=[
         Extension(
             "scantok._pylist",
-            sources=["runtime/scantok/cpyext/pylist.c"],
+            sources=["runtime/scantok/cpyext/pylist.c", "runtime/scantok/cpyext/ucs_utf8.c"],
             extra_compile_args=["-O2"],
         )
     ],

@@ -11,6 +11,7 @@ from typing import Union
 
 from ._native import ffi, lib
 from ._pylist import str_utf8 as _str_utf8
+from ._pylist import utf8_bytes as _utf8_bytes
 
 __all__ = ["Scanner", "scanner", "scanners", "simd_impl", "simd_impls"]
 
@@ -44,7 +45,7 @@ def simd_impl() -> str:
 def _utf8(text: str) -> tuple[bytes, int]:
     """UTF-8 of `text`; a lone surrogate stays one character (class Cs), as `regex` sees it."""
     try:
-        return text.encode("utf-8"), 0
+        return _utf8_bytes(text), 0  # str.encode(text, "utf-8"), SIMD (see cpyext/ucs_utf8.c)
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogatepass"), _SURROGATEPASS
 

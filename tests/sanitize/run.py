@@ -9,7 +9,7 @@ scanner tests against it.
 2. compiles the same sources and cdef as ``build/build_native.py`` (the committed generated C
    and ``runtime/scantok/csrc``) with ``-fsanitize=address,undefined -fno-omit-frame-pointer
    -O1 -g -fno-sanitize-recover=undefined`` into ``<tmp>/scantok/_native*.so``, and
-   ``runtime/scantok/cpyext/pylist.c`` into ``<tmp>/scantok/_pylist<EXT_SUFFIX>``;
+   ``runtime/scantok/cpyext/*.c`` into ``<tmp>/scantok/_pylist<EXT_SUFFIX>``;
 3. runs pytest on the scanner and encoder tests with that package first on ``PYTHONPATH``,
    ``LD_PRELOAD`` = the libasan of ``gcc -print-file-name=libasan.so``,
    ``ASAN_OPTIONS=detect_leaks=0``, ``UBSAN_OPTIONS=halt_on_error=1``, ``PYTHONMALLOC=malloc``
@@ -45,6 +45,8 @@ TESTS = [
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
     # the short-text path: one C-API call (scantok._pylist.encode_small) for short str
     "tests/test_short_text_path.py",
+    # str -> UTF-8 (cpyext/ucs_utf8.c): every kind, both paths, the bounded stores at the end
+    "tests/test_str_utf8.py",
     # damaged cache images: the structural validation of bpe_table_from_image
     "tests/test_cache_corruption.py",
     # HF BPE merges (linear and heap), split stages, piece cache
@@ -93,7 +95,8 @@ def build_pylist(tmp: Path) -> Path:
     out = tmp / "scantok" / ("_pylist" + sysconfig.get_config_var("EXT_SUFFIX"))
     subprocess.run(
         ["gcc", "-shared", "-fPIC", "-O1", "-g", "-Wall", *SAN_FLAGS,
-         f"-I{sysconfig.get_paths()['include']}", str(REPO / "runtime" / "scantok" / "cpyext" / "pylist.c"),
+         f"-I{sysconfig.get_paths()['include']}",
+         *sorted(str(p) for p in (REPO / "runtime" / "scantok" / "cpyext").glob("*.c")),
          "-o", str(out)],
         check=True,
     )

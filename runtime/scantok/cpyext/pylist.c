@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "../csrc/bpe.h" /* BPE_SMALL_MAX, BPE_SMALL_IDS */
+#include "ucs_utf8.h"
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch((p), 0, 3)
@@ -372,18 +373,59 @@ static int screened(const uint8_t *p, size_t n, const uint8_t *first, const uint
     return 0;
 }
 
+/* The UTF-8 of the str t as a new bytes object, by ucs_utf8 (its length counted first, so the
+   object is made at its size: no over-allocation to fault in, no copy); NULL with an error
+   set.  A str it cannot encode (a lone surrogate) gets CPython's own encoder, and so
+   CPython's error. */
+static PyObject *str_utf8_copy(PyObject *t) {
+    if (PyUnicode_READY(t) < 0) return NULL;
+    const int kind = PyUnicode_KIND(t);
+    const size_t n = (size_t)PyUnicode_GET_LENGTH(t);
+    const void *d = PyUnicode_DATA(t);
+    const ptrdiff_t len = ucs_utf8_length(kind, d, n);
+    if (len < 0) return PyUnicode_AsUTF8String(t);
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+    if (b) ucs_utf8(kind, d, n, (uint8_t *)PyBytes_AS_STRING(b), (size_t)len);
+    return b;
+}
+
 /* The UTF-8 of str t: in place for an ASCII str, else a temporary copy in *tmp (the caller
    releases it; nothing is kept in t).  NULL with an error set. */
 static const char *text_utf8(PyObject *t, Py_ssize_t *n, PyObject **tmp) {
     *tmp = NULL;
-    PyObject *asc = PyObject_CallMethod(t, "isascii", NULL);
-    if (!asc) return NULL;
-    int is_ascii = PyObject_IsTrue(asc);
-    Py_DECREF(asc);
-    if (is_ascii) return PyUnicode_AsUTF8AndSize(t, n);
-    if (!(*tmp = PyUnicode_AsUTF8String(t))) return NULL;
-    *n = PyBytes_Size(*tmp);
-    return PyBytes_AsString(*tmp);
+    if (PyUnicode_READY(t) < 0) return NULL;
+    if (PyUnicode_IS_ASCII(t)) return PyUnicode_AsUTF8AndSize(t, n);
+    if (!(*tmp = str_utf8_copy(t))) return NULL;
+    *n = PyBytes_GET_SIZE(*tmp);
+    return PyBytes_AS_STRING(*tmp);
+}
+
+/* utf8_bytes(s) -> bytes: str.encode(s, "utf-8") by ucs_utf8 (CPython's own encoder, and
+   its error, for a str holding a lone surrogate); s an exact str or a subclass (its
+   characters, not its own encode()). */
+static PyObject *utf8_bytes(PyObject *self, PyObject *s) {
+    (void)self;
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "expected str, got %.100s", Py_TYPE(s)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(s) < 0) return NULL;
+    if (PyUnicode_IS_ASCII(s)) return PyBytes_FromStringAndSize(PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s));
+    return str_utf8_copy(s);
+}
+
+/* utf8_impl(name=None) -> str: the implementation ucs_utf8 uses ("sse41" or "scalar"), after
+   forcing name if given (ValueError if unknown or not supported by this CPU). */
+static PyObject *utf8_impl(PyObject *self, PyObject *args) {
+    const char *name = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "|z", &name)) return NULL;
+    if (name) {
+        int rc = ucs_utf8_force(name);
+        if (rc == -1) return PyErr_Format(PyExc_ValueError, "utf8_impl: unknown implementation %R (sse41, scalar)", PyTuple_GET_ITEM(args, 0));
+        if (rc == -2) return PyErr_Format(PyExc_ValueError, "utf8_impl: this CPU does not support %R", PyTuple_GET_ITEM(args, 0));
+    }
+    return PyUnicode_FromString(ucs_utf8_impl());
 }
 
 /* The encoder and its arguments from their addresses; -1 with an error set. */
@@ -682,6 +724,10 @@ static PyMethodDef methods[] = {
      "split_ids_into(out, at, address, ends, n): out[at + i] = the ids of text i (C arrays)."},
     {"ascii_views", ascii_views, METH_VARARGS,
      "ascii_views(texts, lo, hi, ptrs, lens) -> list[int]: ASCII str in place; the others' indices."},
+    {"utf8_bytes", utf8_bytes, METH_O,
+     "utf8_bytes(s) -> bytes: str.encode(s, 'utf-8') (SIMD; CPython's error for a lone surrogate)."},
+    {"utf8_impl", utf8_impl, METH_VARARGS,
+     "utf8_impl(name=None) -> str: utf8_bytes' implementation (sse41, scalar), forced to name if given."},
     {"str_utf8", str_utf8, METH_O,
      "str_utf8(s) -> (address, n): the UTF-8 of an ASCII str in place (no copy)."},
     {"utf8_contains", utf8_contains, METH_VARARGS,
@@ -704,4 +750,11 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__pylist(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__pylist(void) {
+    /* the best UTF-8 path this CPU has, or scalar when SCANTOK_FORCE_IMPL names a scanner
+       path without SSE4.1 (scalar, sse2): every engine path is tested with its own helpers */
+    const char *forced = getenv("SCANTOK_FORCE_IMPL");
+    ucs_utf8_force(NULL);
+    if (forced && (!strcmp(forced, "scalar") || !strcmp(forced, "sse2"))) ucs_utf8_force("scalar");
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,139 @@
+"""str -> UTF-8 by ``scantok._pylist.utf8_bytes`` (cpyext/ucs_utf8.c), which the encoders use
+for a str that is not ASCII: equal to ``str.encode(s, "utf-8")`` for every PEP 393 kind (Latin-1,
+UCS-2, UCS-4), on the SIMD and the scalar path, at every length around the vector blocks and
+the bounded stores at the end of the output, across the 16-bit counters' flush; CPython's own
+UnicodeEncodeError for a lone surrogate; and ``SCANTOK_FORCE_IMPL`` takes effect."""
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import scantok
+from scantok import _pylist
+
+IMPLS = ["scalar", "sse41"]
+SAMPLES = {  # one character of each UTF-8 length and kind
+    "ascii": "a", "latin1": "é", "two": "ж", "three": "日", "bmp_top": "\uffff", "astral": "😀",
+}
+
+
+def _available(impl):
+    saved = _pylist.utf8_impl()
+    try:
+        _pylist.utf8_impl(impl)
+        return True
+    except ValueError:
+        return False
+    finally:
+        _pylist.utf8_impl(saved)
+
+
+@pytest.fixture(params=IMPLS)
+def impl(request):
+    if not _available(request.param):
+        pytest.skip(f"this CPU lacks {request.param}")
+    saved = _pylist.utf8_impl()
+    _pylist.utf8_impl(request.param)
+    yield request.param
+    _pylist.utf8_impl(saved)
+
+
+def test_every_length_and_mix(impl):
+    # lengths across the 8- and 16-unit blocks and the 32 bytes before the end of the output
+    # where the vector loop stops, in each kind, with the odd character at every position
+    for fill in SAMPLES.values():
+        for odd in SAMPLES.values():
+            for n in range(0, 70):
+                base = fill * n
+                assert _pylist.utf8_bytes(base) == base.encode()
+                for at in (0, n // 2, max(n - 1, 0)):
+                    s = base[:at] + odd + base[at:]
+                    assert _pylist.utf8_bytes(s) == s.encode(), (impl, fill, odd, n, at)
+
+
+def test_random_texts(impl):
+    rng = random.Random(1234)
+    pools = [(0, 0x80), (0x80, 0x100), (0x100, 0x800), (0x800, 0xD800), (0xE000, 0x10000), (0x10000, 0x110000)]
+    for _ in range(3000):
+        use = rng.sample(pools, rng.randrange(1, 4))
+        n = rng.choice([rng.randrange(0, 40), rng.randrange(0, 600)])
+        s = "".join(chr(rng.randrange(*rng.choice(use))) for _ in range(n))
+        assert _pylist.utf8_bytes(s) == s.encode(), (impl, s)
+
+
+def test_long_texts_cross_the_counters_flush(impl):
+    # the UCS-2 length counts in 16-bit lanes emptied every 65,536 units
+    for s in ("ж" * 200_001 + "日" * 70_003 + "a" * 5, ("日本" * 40_000 + "a") * 3, "é" * 300_001,
+              "x" + "😀" * 70_000):
+        assert _pylist.utf8_bytes(s) == s.encode()
+
+
+@pytest.mark.parametrize("s", ["\ud800", "a" * 20 + "\udfff", "é" * 9 + "\udc80", "😀" * 3 + "\ud800" + "x" * 10,
+                               "ж" * 100_000 + "\udbff", "\udfff" + "日" * 30])
+def test_lone_surrogate_raises_cpythons_error(impl, s):
+    with pytest.raises(UnicodeEncodeError) as got:
+        _pylist.utf8_bytes(s)
+    with pytest.raises(UnicodeEncodeError) as want:
+        s.encode()
+    assert str(got.value) == str(want.value)
+
+
+def test_not_a_str_is_a_type_error():
+    for bad in (b"abc", None, 3, ["a"]):
+        with pytest.raises(TypeError, match="expected str"):
+            _pylist.utf8_bytes(bad)
+
+
+def test_str_subclass_gives_its_characters():
+    class Loud(str):
+        def encode(self, *a, **k):
+            return b"not these"
+
+    assert _pylist.utf8_bytes(Loud("héllo 日本")) == "héllo 日本".encode()
+
+
+def test_unknown_impl_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown implementation"):
+        _pylist.utf8_impl("neon")
+
+
+@given(st.text(max_size=300))
+def test_hypothesis(s):
+    for impl in IMPLS:
+        if _available(impl):
+            saved = _pylist.utf8_impl()
+            _pylist.utf8_impl(impl)
+            try:
+                assert _pylist.utf8_bytes(s) == s.encode()
+            finally:
+                _pylist.utf8_impl(saved)
+
+
+@pytest.mark.parametrize("forced,want", [("scalar", "scalar"), ("sse2", "scalar"), (None, None)])
+def test_force_impl_env_takes_effect(forced, want):
+    env = {k: v for k, v in os.environ.items() if k != "SCANTOK_FORCE_IMPL"}
+    if forced:
+        env["SCANTOK_FORCE_IMPL"] = forced
+    code = "from scantok import _pylist; print(_pylist.utf8_impl())"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    expected = want or ("sse41" if _available("sse41") else "scalar")
+    assert r.stdout.strip() == expected
+
+
+def test_encoders_read_the_same_bytes():
+    # the paths that now take utf8_bytes: a batch (each text copied), Scanner.count/offsets of a
+    # str, and a str too long to keep its UTF-8 in place
+    enc = scantok.get_encoding("cl100k_base")
+    texts = ["héllo wörld", "Привет, мир! " * 50, "日本語のテキスト 😀 " * 30, "plain ascii"]
+    assert enc.encode_ordinary_batch(texts, num_threads=1) == [enc.encode_ordinary(t) for t in texts]
+    sc = scantok.scanner("cl100k_base")
+    for t in texts:
+        assert sc.count(t) == sc.count(t.encode())
+        assert sc.split(t) == [p.decode() for p in sc.split_bytes(t.encode())]
