@@ -259,10 +259,11 @@ def test_deepseek_hypothesis(deepseek):
 
 def test_offsets_at_every_byte_alignment(deepseek):
     """Code point offsets are counted eight bytes at a time (hf_bpe.c char_index): characters of
-    2, 3 and 4 bytes at every position of an 8-byte word, and texts ending in every position of
-    one, give HF's offsets."""
+    2, 3 and 4 bytes at every position of an 8-byte word, rare ones that byte-level BPE splits
+    into tokens ending inside them, and texts ending in every position of one, give HF's
+    offsets."""
     ours, hf = deepseek
-    for ch in ("é", "€", "你", "😀", "ё"):
+    for ch in ("é", "€", "你", "😀", "ё", "𠜎", "ꙮ", "𝄞", "ᄀ"):
         for pad in range(17):
             for tail in range(9):
                 text = "a" * pad + ch + " x" + ch * 3 + "1" * tail + ch
