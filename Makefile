@@ -37,6 +37,13 @@ fuzz: fuzz-tiktoken
 fuzz-tiktoken:
 	$(PYTHON) tests/fuzz_tiktoken_surface.py --seconds $${FUZZ_SECONDS:-600}
 
+# Part of `make fuzz`: scantok.Tokenizer against tokenizers, and the batch encoder against
+# tiktoken, on text of every CPython str kind (the str -> UTF-8 converter's paths).
+.PHONY: fuzz-hf
+fuzz: fuzz-hf
+fuzz-hf:
+	$(PYTHON) tests/fuzz_hf.py --seconds $${FUZZ_SECONDS:-600}
+
 # Long differential campaigns: FUZZ_SECONDS of random inputs on every scanner and path, as
 # long on every BPE encoding against tiktoken, then the scanner property tests with the
 # "fuzz" hypothesis profile (2,000 examples each).

@@ -28,6 +28,7 @@ sys.path.insert(0, str(TESTS))
 import scantok  # noqa: E402
 from scantok._native import ffi, lib  # noqa: E402
 
+from shrinking import ddmin  # noqa: E402
 from strategies import (SNIPPETS, check_oracle_version, oracle, oracle_cannot_judge, oracle_split_bytes,  # noqa: E402
                         random_byte_fragments, random_fragments, utf8_ends)
 
@@ -103,26 +104,12 @@ def check_partial(sc, data: bytes, flags: int, cut: float) -> str | None:
 
 def shrink(frags: list, fails) -> list:
     """Greedy delta debugging: drop fragments, then split fragments into characters and drop."""
-    def loop(items):
-        chunk = max(1, len(items) // 2)
-        while chunk >= 1:
-            i, changed = 0, False
-            while i < len(items):
-                cand = items[:i] + items[i + chunk:]
-                if fails(cand):
-                    items, changed = cand, True
-                else:
-                    i += chunk
-            if not changed:
-                chunk //= 2
-        return items
-
-    frags = loop(list(frags))
+    frags = ddmin(frags, fails)
     if frags and isinstance(frags[0], bytes):
         units = [bytes([b]) for f in frags for b in f]
     else:
         units = [c for f in frags for c in f]
-    return loop(units)
+    return ddmin(units, fails)
 
 
 class Campaign:

@@ -377,16 +377,23 @@ def test_batch_threads_capped_at_usable_cpus(monkeypatch):
     assert 1 <= _REAL_USABLE_CPUS() <= (os.cpu_count() or 1)
 
 
-def test_str_subclass_is_read_by_its_characters():
-    # tiktoken reads a str's characters; a subclass's own encode() must not change the ids
+def test_str_subclass_is_encoded_as_tiktoken_does():
+    # tiktoken reads a str's characters, so a subclass's own encode() does not change the ids;
+    # but its fix-up for a lone surrogate calls text.encode("utf-16", "surrogatepass"), the
+    # subclass's own, and scantok's does the same
     class Lying(str):
         def encode(self, *args, **kwargs):
-            return b"LIE"
+            return b"LIE!"
 
     e, t = enc("o200k_base"), tiktoken_encoding("o200k_base")
-    texts = [Lying("hello world"), Lying("h\u00e9llo \ud800 x" * 50), Lying("plain ascii " * 2000)]
-    want = [t.encode_ordinary(str(x)) for x in texts]
+    texts = [Lying("hello world"), Lying("h\u00e9llo \ud800 x" * 50), Lying("plain ascii " * 2000),
+             Lying("\udac8"), Lying("\u65e5\u672c \ud800")]
+    want = [t.encode_ordinary(x) for x in texts]
+    assert want[1] != t.encode_ordinary(str(texts[1]))  # the subclass's encode() did take part
     assert [e.encode_ordinary(x) for x in texts] == want
+    assert [e.encode(x, disallowed_special=()) for x in texts] == [t.encode(x, disallowed_special=()) for x in texts]
+    assert [e.encode(x, allowed_special="all") for x in texts] == [t.encode(x, allowed_special="all") for x in texts]
+    assert [e.count(x) for x in texts] == [len(w) for w in want]
     assert e.encode_ordinary_batch(texts, num_threads=1) == want
     assert e.encode_ordinary_batch(texts * 50, num_threads=2) == want * 50
 

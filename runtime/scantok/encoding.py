@@ -97,8 +97,18 @@ class _Table:
 
 
 def _fix_surrogates(text: str) -> str:
-    # exactly tiktoken's fix-up for str that is not valid Unicode (lone surrogates -> U+FFFD)
-    return str.encode(text, "utf-16", "surrogatepass").decode("utf-16", "replace")
+    # exactly tiktoken's fix-up for str that is not valid Unicode (lone surrogates -> U+FFFD),
+    # text.encode included: for a str subclass tiktoken calls the subclass's own encode() here
+    # (while it reads the characters of one without a lone surrogate)
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        str.encode(text, "utf-8")  # the characters, whatever a subclass's encode() does
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _utf8(text: str) -> bytes:
@@ -443,9 +453,7 @@ class Encoding:
         if not self._has_allowed(text, allowed_special):
             # one ordinary segment: the text is encoded to UTF-8 once
             return self._ids_numpy(data) if as_numpy else self._ids_list(data)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
+        if _has_lone_surrogate(text):
             text = _fix_surrogates(text)
         out: list[int] = []
         for seg, special in self._segments(text, allowed_special):
@@ -786,9 +794,7 @@ class Encoding:
         self._check_disallowed(text, disallowed_special, data)
         if not self._has_allowed(text, allowed_special):
             return min(self._count_bytes(data, limit), limit + 1)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
+        if _has_lone_surrogate(text):
             text = _fix_surrogates(text)
         total = 0
         for seg, special in self._segments(text, allowed_special):
