@@ -2,7 +2,9 @@
 for a str that is not ASCII: equal to ``str.encode(s, "utf-8")`` for every PEP 393 kind (Latin-1,
 UCS-2, UCS-4), on the SIMD and the scalar path, at every length around the vector blocks and
 the bounded stores at the end of the output, across the 16-bit counters' flush; CPython's own
-UnicodeEncodeError for a lone surrogate; and ``SCANTOK_FORCE_IMPL`` takes effect."""
+UnicodeEncodeError for a lone surrogate; and ``SCANTOK_FORCE_IMPL`` takes effect.  The UTF-8 a
+non-ASCII str keeps (``str_utf8``, made by the same code into the str's own field): equal to
+CPython's, read by CPython afterwards, freed with the str."""
 from __future__ import annotations
 
 import os
@@ -137,3 +139,65 @@ def test_encoders_read_the_same_bytes():
     for t in texts:
         assert sc.count(t) == sc.count(t.encode())
         assert sc.split(t) == [p.decode() for p in sc.split_bytes(t.encode())]
+
+
+def _fresh(s: str) -> str:
+    return (s + "x")[:-1]  # an equal str that is a new object, with no UTF-8 kept yet
+
+
+@pytest.mark.parametrize("sample", ["é", "ж", "日本", "😀", "a" * 20 + "é"])
+def test_kept_utf8_is_cpythons(impl, sample):
+    # a non-ASCII str read in place (str_utf8, what encode() and count() use for one of up to
+    # 4 Mi characters) gets its UTF-8 made by ucs_utf8 and kept in the str, where CPython's
+    # own str.encode and the C API read it afterwards
+    import ctypes
+
+    for n in (1, 7, 100, 20_000):
+        s = _fresh((sample + " mixed text, ") * n)
+        want = _fresh(s).encode()
+        addr, length = _pylist.str_utf8(s)
+        assert ctypes.string_at(addr, length) == want
+        assert _pylist.str_utf8(s) == (addr, length)  # kept: the same memory the second time
+        assert s.encode() == want and s.encode("utf-8") == want
+        assert _pylist.utf8_contains(_fresh(s), "text".encode())
+
+
+def test_kept_utf8_lone_surrogate_and_subclass():
+    with pytest.raises(UnicodeEncodeError):
+        _pylist.str_utf8(_fresh("ab\ud800cd" * 10))
+
+    class S(str):
+        pass
+
+    s = S("héllo " * 100)
+    addr, length = _pylist.str_utf8(s)
+    assert length == len(str.encode(s, "utf-8"))
+
+
+def test_kept_utf8_is_freed_with_the_str():
+    import gc
+    import tracemalloc
+
+    text = "日本語のテキスト and some ASCII, ещё и кириллица. " * 200
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(300):
+            _pylist.str_utf8(_fresh(text))  # each str freed right after
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 100_000, grown  # 300 leaked copies would be ~4.5 MB
+
+
+def test_encoder_on_fresh_non_ascii_str():
+    enc = scantok.get_encoding("o200k_base")
+    base = "Привет, мир! 日本語 😀 é " * 3000
+    want = enc.encode_ordinary(_fresh(base).encode().decode())
+    for fn in (enc.encode_ordinary, lambda s: enc.encode_ordinary_to_numpy(s).tolist()):
+        s = _fresh(base)
+        assert fn(s) == want
+        assert s.encode() == base.encode()
+    assert enc.count(_fresh(base)) == len(want)

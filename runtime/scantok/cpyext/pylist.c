@@ -213,11 +213,46 @@ static PyObject *ascii_views(PyObject *self, PyObject *args) {
     return rest ? rest : PyTuple_New(0); /* the empty tuple: no allocation */
 }
 
+/* PyUnicode_AsUTF8AndSize, with the UTF-8 a compact non-ASCII str keeps made by ucs_utf8 (the
+   str's own UTF-8 field, filled as CPython's unicode_fill_utf8 fills it: PyObject_Malloc'd,
+   NUL-terminated, freed with the str; CPython's encoder made it 3-4x slower, and for a str
+   encoded once it cost as much as counting it).  Only where the field is known (CPython 3.11
+   to 3.14, with the GIL: the field is written under it); elsewhere, and for a lone surrogate,
+   CPython's own function. */
+static const char *kept_utf8(PyObject *s, Py_ssize_t *n) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030F0000 && !defined(Py_GIL_DISABLED)
+    if (PyUnicode_IS_READY(s) && PyUnicode_IS_COMPACT(s) && !PyUnicode_IS_ASCII(s)) {
+        PyCompactUnicodeObject *c = (PyCompactUnicodeObject *)s;
+        if (c->utf8) {
+            *n = c->utf8_length;
+            return c->utf8;
+        }
+        const int kind = PyUnicode_KIND(s);
+        const size_t len = (size_t)PyUnicode_GET_LENGTH(s);
+        const ptrdiff_t m = ucs_utf8_length(kind, PyUnicode_DATA(s), len);
+        if (m >= 0) {
+            char *u = PyObject_Malloc((size_t)m + 1);
+            if (!u) {
+                PyErr_NoMemory();
+                return NULL;
+            }
+            ucs_utf8(kind, PyUnicode_DATA(s), len, (uint8_t *)u, (size_t)m);
+            u[m] = 0;
+            c->utf8 = u;
+            c->utf8_length = (Py_ssize_t)m;
+            *n = (Py_ssize_t)m;
+            return u;
+        }
+    }
+#endif
+    return PyUnicode_AsUTF8AndSize(s, n);
+}
+
 /* str_utf8(s) -> (address, n): the UTF-8 of str s as CPython holds it, without a copy when s
    is ASCII (its characters are then stored as bytes, which are its UTF-8). The memory belongs
-   to s: valid while the caller keeps s alive. For another str CPython makes the UTF-8 and
-   keeps it in s for s's lifetime, so the caller bounds the size of such str (encoding.py's
-   _KEEP_UTF8_MAX). */
+   to s: valid while the caller keeps s alive. For another str the UTF-8 is made (kept_utf8)
+   and kept in s for s's lifetime, as CPython keeps it, so the caller bounds the size of such
+   str (encoding.py's _KEEP_UTF8_MAX). */
 static PyObject *str_utf8(PyObject *self, PyObject *s) {
     Py_ssize_t n;
     (void)self;
@@ -225,7 +260,7 @@ static PyObject *str_utf8(PyObject *self, PyObject *s) {
         PyErr_SetString(PyExc_TypeError, "str_utf8: expected str");
         return NULL;
     }
-    const char *p = PyUnicode_AsUTF8AndSize(s, &n);
+    const char *p = kept_utf8(s, &n);
     if (!p) return NULL;
     return Py_BuildValue("Nn", PyLong_FromVoidPtr((void *)p), n);
 }
@@ -251,7 +286,7 @@ static PyObject *utf8_contains(PyObject *self, PyObject *args) {
     Py_ssize_t n, m;
     (void)self;
     if (!PyArg_ParseTuple(args, "Uy#", &s, &needle, &m)) return NULL;
-    const char *p = PyUnicode_AsUTF8AndSize(s, &n);
+    const char *p = kept_utf8(s, &n);
     if (!p) return NULL;
     return PyBool_FromLong(holds(p, n, needle, m));
 }
