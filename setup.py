@@ -10,6 +10,7 @@ setup(
         Extension(
             "scantok._pylist",
             sources=["runtime/scantok/cpyext/pylist.c", "runtime/scantok/cpyext/ucs_utf8.c"],
+            depends=["runtime/scantok/cpyext/ucs_utf8.h", "runtime/scantok/csrc/bpe.h"],
             extra_compile_args=["-O2"],
         )
     ],

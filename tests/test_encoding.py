@@ -398,6 +398,26 @@ def test_str_subclass_is_encoded_as_tiktoken_does():
     assert e.encode_ordinary_batch(texts * 50, num_threads=2) == want * 50
 
 
+def test_str_subclass_disallowed_special_is_searched_in_its_characters():
+    # the lone-surrogate fix-up goes through the subclass's encode(), which may drop the special
+    # token's prefix from the bytes: the check for disallowed specials searches the text itself,
+    # as tiktoken does
+    class Loud(str):
+        def encode(self, *args, **kwargs):
+            return "zz\ud800zz".encode(*args, **kwargs) if args and args[0] == "utf-16" else b"nope"
+
+    e, t = enc("cl100k_base"), tiktoken_encoding("cl100k_base")
+    text = Loud("h\u00e9llo \udfff<|endoftext|> \u65e5\u672c")
+    with pytest.raises(ValueError) as want:
+        t.encode(text)
+    for call in (e.encode, e.encode_to_numpy, e.count):
+        with pytest.raises(ValueError) as got:
+            call(text)
+        assert str(got.value) == str(want.value)
+    assert e.encode(text, disallowed_special=()) == t.encode(text, disallowed_special=())
+    assert e.encode(text, allowed_special="all") == t.encode(text, allowed_special="all")
+
+
 def test_batch_waits_for_workers_through_an_interrupt():
     # the workers read memory the caller frees after the wait: an interrupt while waiting is
     # raised only once every worker is done

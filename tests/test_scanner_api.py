@@ -192,3 +192,17 @@ def test_concurrent_scans(scanner_name):
     for t in threads:
         t.join()
     assert all(r == want for r in results)
+
+
+def test_str_subclass_is_split_by_its_characters():
+    # Scanner reads a str's characters, also on the lone-surrogate path: a subclass's own
+    # encode() does not change the pieces
+    class Loud(str):
+        def encode(self, *args, **kwargs):
+            return b"zzz zzz zzz"
+
+    sc = require_scantok().scanner("cl100k_base")
+    for text in ("hello world", "hello \ud800 world", "h\u00e9llo \udfff w\u00f6rld 123"):
+        assert sc.split(Loud(text)) == sc.split(text)
+        assert sc.count(Loud(text)) == sc.count(text)
+        assert sc.spans(Loud(text)) == sc.spans(text)

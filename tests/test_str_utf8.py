@@ -201,3 +201,20 @@ def test_encoder_on_fresh_non_ascii_str():
         assert fn(s) == want
         assert s.encode() == base.encode()
     assert enc.count(_fresh(base)) == len(want)
+
+
+def test_kept_utf8_allocator_under_debug_hooks():
+    # the kept UTF-8 is freed by CPython's unicode_dealloc with its own allocator; the debug
+    # hooks (-X dev, PYTHONMALLOC=debug) abort the process on a mismatch
+    code = ("from scantok import _pylist\n"
+            "for i in range(300):\n"
+            "    s = ('é' * 10 + 'x' * i + '日本😀')[:-1]\n"
+            "    _pylist.str_utf8(s)\n"
+            "    assert s.encode() == ('é' * 10 + 'x' * i + '日本😀')[:-1].encode()\n"
+            "    del s\n"
+            "print('ok')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
+    for args, extra in ((["-X", "dev"], {}), ([], {"PYTHONMALLOC": "debug"})):
+        r = subprocess.run([sys.executable, *args, "-c", code], env={**env, **extra}, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == "ok", (args, extra, r.stderr[-2000:])

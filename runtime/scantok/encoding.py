@@ -412,11 +412,16 @@ class Encoding:
             if not isinstance(disallowed_special, frozenset):
                 disallowed_special = frozenset(disallowed_special)
             rx, prefix, prefix_bytes = _special_token_regex(disallowed_special)
-            if type(data) is bytes and prefix_bytes:
+            # the shortcuts only for an exact str: a subclass's data may come from its own
+            # encode() (tiktoken's lone-surrogate fix-up calls it), and its `in` may be its own;
+            # tiktoken searches the text itself
+            if type(text) is not str:
+                pass
+            elif type(data) is bytes and prefix_bytes:
                 if prefix_bytes not in data:
                     return
             elif type(data) is _Utf8InPlace and prefix_bytes:
-                # the UTF-8 CPython keeps: a non-ASCII str's own characters are 2 or 4 bytes
+                # the UTF-8 the str keeps: a non-ASCII str's own characters are 2 or 4 bytes
                 if not _utf8_contains(text, prefix_bytes):
                     return
             elif prefix and prefix not in text:

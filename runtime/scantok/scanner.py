@@ -47,7 +47,7 @@ def _utf8(text: str) -> tuple[bytes, int]:
     try:
         return _utf8_bytes(text), 0  # str.encode(text, "utf-8"), SIMD (see cpyext/ucs_utf8.c)
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass"), _SURROGATEPASS
+        return str.encode(text, "utf-8", "surrogatepass"), _SURROGATEPASS  # the characters, as above
 
 
 _IN_PLACE_MIN = 1 << 14  # below this a copy costs less than reading the str in place

@@ -214,11 +214,17 @@ static PyObject *ascii_views(PyObject *self, PyObject *args) {
 }
 
 /* PyUnicode_AsUTF8AndSize, with the UTF-8 a compact non-ASCII str keeps made by ucs_utf8 (the
-   str's own UTF-8 field, filled as CPython's unicode_fill_utf8 fills it: PyObject_Malloc'd,
-   NUL-terminated, freed with the str; CPython's encoder made it 3-4x slower, and for a str
-   encoded once it cost as much as counting it).  Only where the field is known (CPython 3.11
-   to 3.14, with the GIL: the field is written under it); elsewhere, and for a lone surrogate,
-   CPython's own function. */
+   str's own UTF-8 field, filled as CPython's unicode_fill_utf8 fills it: NUL-terminated, from
+   the allocator unicode_dealloc frees it with, PyObject_Malloc up to 3.12 and PyMem_Malloc
+   from 3.13 on (gh-114569; the debug hooks of -X dev abort on a mismatch); CPython's encoder
+   made it 3-4x slower, and for a str encoded once it cost as much as counting it).  Only
+   where the field is known (CPython 3.11 to 3.14, with the GIL: the field is written under
+   it); elsewhere, and for a lone surrogate, CPython's own function. */
+#if PY_VERSION_HEX >= 0x030D0000
+#define KEPT_UTF8_MALLOC PyMem_Malloc
+#else
+#define KEPT_UTF8_MALLOC PyObject_Malloc
+#endif
 static const char *kept_utf8(PyObject *s, Py_ssize_t *n) {
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030F0000 && !defined(Py_GIL_DISABLED)
     if (PyUnicode_IS_READY(s) && PyUnicode_IS_COMPACT(s) && !PyUnicode_IS_ASCII(s)) {
@@ -231,7 +237,7 @@ static const char *kept_utf8(PyObject *s, Py_ssize_t *n) {
         const size_t len = (size_t)PyUnicode_GET_LENGTH(s);
         const ptrdiff_t m = ucs_utf8_length(kind, PyUnicode_DATA(s), len);
         if (m >= 0) {
-            char *u = PyObject_Malloc((size_t)m + 1);
+            char *u = KEPT_UTF8_MALLOC((size_t)m + 1);
             if (!u) {
                 PyErr_NoMemory();
                 return NULL;
