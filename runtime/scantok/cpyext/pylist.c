@@ -629,7 +629,9 @@ typedef int64_t (*small_fn)(const void *t, const void *dfa, const uint8_t *data,
                             int flags, uint32_t *ids);
 
 /* The UTF-8 of the str t into buf (room for max bytes): its length, or -1 when it does not
-   fit or holds a surrogate (not encodable as UTF-8). */
+   fit or holds a surrogate (not encodable as UTF-8).  A loop of its own, not ucs_utf8: on a
+   text this short the SIMD path's length pass and two calls cost more (a 30-character Cyrillic
+   encode_ordinary took 0.245 us through them, 0.218 here). */
 static Py_ssize_t small_utf8(PyObject *t, uint8_t *buf, Py_ssize_t max) {
     int kind = PyUnicode_KIND(t);
     const void *d = PyUnicode_DATA(t);

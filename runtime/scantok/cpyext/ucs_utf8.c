@@ -97,7 +97,7 @@ static ptrdiff_t length_scalar(int kind, const void *data, size_t n) { return le
    (first byte lowest), and how many bytes they make:
    - two[k]: 8 lanes of 16 bits, each one byte (bit j of k set: lane j is ASCII) or two;
    - three[k]: 4 lanes of 32 bits, k = (lanes of 2+ bytes) | (lanes of 3 bytes) << 4.
-   Filled once by ucs_utf8_init (module init); an entry of three[] for an impossible k
+   Filled once by the first ucs_utf8_force (module init); an entry of three[] for an impossible k
    (a 3-byte lane not among the 2+ ones) is never read. */
 static uint8_t two[256][16], two_len[256], three[256][16], three_len[256];
 static int tables_ready;
