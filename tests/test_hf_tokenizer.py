@@ -232,6 +232,69 @@ def test_built_on_hypothesis_text(name, request):
     check()
 
 
+SURROGATE_TEXTS = ["\udc80", "ab\udc80c", "\ud800 hello", "hello \udfff", "é\ud83d", "ﬁ\udc80Ⅻ",
+                   "<s>\udc80</s>", " [MASK]x\ud800", "你好\udbff", "123\udc00456", "😀\ud800😀"]
+
+
+def _assert_lone_surrogates_raise(ours, hf):
+    """Where tokenizers raises TypeError (a str with a lone surrogate cannot become a Rust
+    string), scantok raises TextEncodeError, a TypeError and a UnicodeEncodeError saying where
+    the surrogate is, on every path: the C paths and the general one (normalizers, added tokens)."""
+    from scantok.hf.errors import TextEncodeError
+
+    long_clean = "hello world " * 20_000  # a batch past PARALLEL_MIN: two threads
+    for text in SURROGATE_TEXTS:
+        at = next(i for i, c in enumerate(text) if 0xD800 <= ord(c) <= 0xDFFF)
+        calls = [(lambda t: t.encode(text), None),
+                 (lambda t: t.encode(text, add_special_tokens=False), None),
+                 (lambda t: t.encode_batch(["ok", text]), 1),
+                 (lambda t: t.encode_batch_fast(["ok", text]), 1),
+                 (lambda t: t.encode_batch_fast([long_clean, long_clean, text]), 2),
+                 (lambda t: t.encode_batch([long_clean, text], num_threads=2), 1)]
+        for call, index in calls:
+            with pytest.raises(TypeError):
+                call(hf)
+            with pytest.raises(TextEncodeError) as info:
+                call(ours)
+            err = info.value
+            assert isinstance(err, TypeError) and isinstance(err, UnicodeEncodeError)
+            assert (err.object, err.start, err.end) == (text, at, at + 1)
+            assert (f"inputs[{index}]" in str(err)) if index is not None else "inputs" not in str(err)
+            import pickle
+
+            again = pickle.loads(pickle.dumps(err))
+            assert type(again) is TextEncodeError and str(again) == str(err)
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_lone_surrogates_raise_as_tokenizers(name, request):
+    _assert_lone_surrogates_raise(*pair(request.getfixturevalue(name)))
+
+
+def test_lone_surrogates_raise_as_tokenizers_deepseek(deepseek):
+    _assert_lone_surrogates_raise(*deepseek)
+
+
+@pytest.mark.parametrize("name", ["added_kinds", "wordpiece_like"])
+def test_surrogate_hypothesis_both_raise_or_agree(name, request):
+    """Text that may hold lone surrogates: both raise, or neither and the results agree."""
+    ours, hf = pair(request.getfixturevalue(name))
+
+    @settings(max_examples=60, deadline=None)
+    @given(hard_text(surrogates=True))
+    def check(text):
+        try:
+            want = hf.encode(text)
+        except TypeError:
+            with pytest.raises(TypeError):
+                ours.encode(text)
+            return
+        got = ours.encode(text)
+        assert (got.ids, got.offsets) == (want.ids, want.offsets)
+
+    check()
+
+
 def test_deepseek_corpora(deepseek, corpora):
     ours, hf = deepseek
     docs = _docs(corpora, size=40_000, doc=4_000)

@@ -4,8 +4,8 @@
 ``models`` (WordLevel), ``trainers`` (WordLevel training), ``unicode_tables`` (HF's character
 tables), ``native`` (the optional C paths), ``errors``.
 """
-from .errors import HFError, UnsupportedComponentError, WordLevelError
+from .errors import HFError, TextEncodeError, UnsupportedComponentError, WordLevelError
 from .models import WordLevel
 from .trainers import train_wordlevel
 
-__all__ = ["HFError", "UnsupportedComponentError", "WordLevelError", "WordLevel", "train_wordlevel"]
+__all__ = ["HFError", "TextEncodeError", "UnsupportedComponentError", "WordLevelError", "WordLevel", "train_wordlevel"]

@@ -12,3 +12,17 @@ class WordLevelError(HFError):
 
 class UnsupportedComponentError(WordLevelError):
     """A tokenizer.json component (normalizer, pre-tokenizer, ...) that scantok does not support."""
+
+
+class TextEncodeError(UnicodeEncodeError, HFError, TypeError):
+    """A text to encode holds a lone surrogate (U+D800..U+DFFF on its own), which has no UTF-8.
+
+    tokenizers raises ``TypeError`` for such a ``str`` (it cannot become a Rust string), so this
+    is a ``TypeError`` too, and a ``UnicodeEncodeError`` whose ``object``, ``start`` and ``end``
+    say where the surrogate is; ``where`` names the call and the input (``inputs[3]``)."""
+
+    where = ""
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.where}: {text}" if self.where else text

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
-from .errors import HFError, UnsupportedComponentError
+from .errors import HFError, TextEncodeError, UnsupportedComponentError
 from .normalizers import _NS, _norm_steps
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
@@ -29,6 +30,27 @@ from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_
 # scantok._pylist.hf_encode_offsets, imported by the first Tokenizer.encode that needs it
 _hf_encode_offsets = None
 _pyl = None
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_error(text: str, where: str) -> TextEncodeError | None:
+    """The error for text's first lone surrogate, or None if it has none."""
+    m = None if str.isascii(text) else _LONE_SURROGATE.search(text)
+    if m is None:
+        return None
+    e = TextEncodeError("utf-8", str(text), m.start(), m.end(), "surrogates not allowed")
+    e.where = where
+    return e
+
+
+def _batch_surrogate_error(inputs: list, where: str) -> TextEncodeError | None:
+    for i, t in enumerate(inputs):
+        if isinstance(t, str):
+            e = _surrogate_error(t, f"{where}: inputs[{i}]")
+            if e is not None:
+                return e
+    return None
 
 
 def _pylist():
@@ -451,6 +473,11 @@ class Tokenizer:
     def _encode_raw(self, text: str, offsets: bool) -> tuple[list[int], list | None, dict]:
         """Model ids (and offsets) of text, before post-processing, and the token strings of
         added tokens by position (their matched text, as tokenizers reports them)."""
+        # the C paths raise UnicodeEncodeError on a lone surrogate; this one would otherwise
+        # encode it (the pieces' bytes are made with surrogatepass), where tokenizers raises
+        e = _surrogate_error(text, "")
+        if e is not None:
+            raise e
         ids: list[int] = []
         offs: list | None = [] if offsets else None
         matched: dict[int, str] = {}
@@ -530,11 +557,14 @@ class Tokenizer:
         ``sequence``), attention_mask, special_tokens_mask, type_ids."""
         if not isinstance(sequence, str):
             raise TypeError(f"encode() expects str, got {type(sequence).__name__}")
-        if self._lazy is not None and not (self._has_added and self._added.matches(sequence)):
-            enc = self._encode_lazy(sequence, add_special_tokens)
-            if enc is not None:
-                return enc
-        ids, offs, matched = self._encode_raw(sequence, True)
+        try:
+            if self._lazy is not None and not (self._has_added and self._added.matches(sequence)):
+                enc = self._encode_lazy(sequence, add_special_tokens)
+                if enc is not None:
+                    return enc
+            ids, offs, matched = self._encode_raw(sequence, True)
+        except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
+            raise _surrogate_error(sequence, "encode()") or err from None
         inv = self._model.inv
         tokens = [inv.get(i) for i in ids]
         for k, t in matched.items():
@@ -580,6 +610,12 @@ class Tokenizer:
         if isinstance(inputs, str):
             raise TypeError("encode_batch() expects a sequence of strings, not a single str")
         inputs = list(inputs)
+        try:
+            return self._encode_batch(inputs, add_special_tokens, num_threads)
+        except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
+            raise _batch_surrogate_error(inputs, "encode_batch()") or err from None
+
+    def _encode_batch(self, inputs: list, add_special_tokens: bool, num_threads: int | None) -> list[Encoding]:
         n = self._threads(num_threads)
         if n <= 1 or len(inputs) <= 1 or sum(len(t) for t in inputs if isinstance(t, str)) < PARALLEL_MIN:
             return [self.encode(t, add_special_tokens) for t in inputs]
@@ -596,6 +632,13 @@ class Tokenizer:
         for t in inputs:
             if not isinstance(t, str):
                 raise TypeError(f"encode_batch_fast() expects strings, got {type(t).__name__}")
+        try:
+            return self._encode_batch_fast(inputs, add_special_tokens, num_threads)
+        except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
+            raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
+
+    def _encode_batch_fast(self, inputs: list[str], add_special_tokens: bool,
+                           num_threads: int | None) -> list[list[int]]:
         n = self._threads(num_threads)
         if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
             return self._batch_ids(inputs, add_special_tokens)
