@@ -295,6 +295,44 @@ def test_surrogate_hypothesis_both_raise_or_agree(name, request):
     check()
 
 
+BAD_IDS = [[1, -1], [-(2 ** 70)], [2 ** 32], [3, 2 ** 40], [1.0], ["a"], [None], [0.5, 1]]
+GOOD_EDGE_IDS = [[2 ** 32 - 1], [True, 2], [10 ** 9, 3], []]
+
+
+@pytest.mark.parametrize("name", ["gpt2_style", "wordpiece_like", "metaspace_fallback", "wordlevel_tok"])
+def test_ids_checked_as_tokenizers(name, request):
+    """decode / id_to_token take ids as tokenizers does (u32): a float or a str is a TypeError,
+    a negative id or one of 2**32 or more an OverflowError, on the byte-level path and the
+    decoder chain alike; ids with no token are skipped (None from id_to_token)."""
+    import numpy as np
+
+    ours, hf = pair(request.getfixturevalue(name))
+    for ids in BAD_IDS + GOOD_EDGE_IDS + [np.array([1, 2, 3], dtype=np.int64), np.array([-1], dtype=np.int64)]:
+        for skip in (True, False):
+            try:
+                want = hf.decode(ids, skip_special_tokens=skip)
+            except (TypeError, OverflowError) as e:
+                with pytest.raises(type(e)):
+                    ours.decode(ids, skip_special_tokens=skip)
+                with pytest.raises(type(e)):
+                    ours.decode_batch([[0], ids], skip_special_tokens=skip)
+                continue
+            assert ours.decode(ids, skip_special_tokens=skip) == want
+    for i in (-1, 2 ** 32, 2 ** 32 - 1, 0, 10 ** 9, 1.0, True):
+        try:
+            want = hf.id_to_token(i)
+        except (TypeError, OverflowError) as e:
+            with pytest.raises(type(e)):
+                ours.id_to_token(i)
+            continue
+        assert ours.id_to_token(i) == want
+    for token in (5, None, b"a"):
+        with pytest.raises(TypeError):
+            hf.token_to_id(token)
+        with pytest.raises(TypeError):
+            ours.token_to_id(token)
+
+
 def test_deepseek_corpora(deepseek, corpora):
     ours, hf = deepseek
     docs = _docs(corpora, size=40_000, doc=4_000)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from operator import index
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
@@ -42,6 +43,15 @@ def _surrogate_error(text: str, where: str) -> TextEncodeError | None:
     e = TextEncodeError("utf-8", str(text), m.start(), m.end(), "surrogates not allowed")
     e.where = where
     return e
+
+
+def _checked_id(i, where: str) -> int:
+    """i as an id: an int (TypeError otherwise) in 0 .. 2**32 - 1 (OverflowError otherwise),
+    as tokenizers reads ids (u32)."""
+    i = index(i)
+    if not 0 <= i < 1 << 32:
+        raise OverflowError(f"{where}: id {i} is out of range (ids are 0 <= id < 2**32)")
+    return i
 
 
 def _batch_surrogate_error(inputs: list, where: str) -> TextEncodeError | None:
@@ -303,10 +313,13 @@ class Tokenizer:
         return len(self.get_vocab(with_added_tokens))
 
     def token_to_id(self, token: str) -> int | None:
+        if not isinstance(token, str):
+            raise TypeError(f"token_to_id() expects str, got {type(token).__name__}")
         t = self._added.by_content.get(token)
         return t.id if t is not None else self._model.vocab.get(token)
 
     def id_to_token(self, id: int) -> str | None:
+        id = _checked_id(id, "id_to_token()")
         t = self._added.by_id.get(id)
         return t.content if t is not None else self._model.inv.get(id)
 
@@ -718,7 +731,7 @@ class Tokenizer:
         tokens = []
         special = self._added.special_ids
         for i in ids:
-            i = int(i)
+            i = index(i)  # an int (numpy's too), not a float or str: TypeError, as tokenizers
             if skip_special_tokens and i in special:
                 continue
             t = self.id_to_token(i)
@@ -735,12 +748,12 @@ class Tokenizer:
         special = self._added.special_ids if skip_special_tokens else ()
         parts = []
         for i in ids:
-            i = int(i)
+            i = index(i)  # an int (numpy's too), not a float or str: TypeError, as tokenizers
             if i in special:
                 continue
             b = cache.get(i)
             if b is None:
-                t = self.id_to_token(i)
+                t = self.id_to_token(i)  # checks the range
                 if t is None:  # no such token: skipped, as decode does (and not kept)
                     continue
                 b = cache[i] = byte_level_bytes(t)
