@@ -265,6 +265,33 @@ def test_decode_errors(name):
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_argument_types_as_tiktoken(name):
+    """Ids and token texts of the wrong type raise what tiktoken raises (int() and bytes() had
+    turned 1.0 and "7" into ids, and 5 into b"\\x00" * 5); numpy ints are ids."""
+    import numpy as np
+
+    e, t = enc(name), tiktoken_encoding(name)
+    calls = [lambda x, a: x.decode_single_token_bytes(a), lambda x, a: x.decode_with_offsets([5, a]),
+             lambda x, a: x.decode_tokens_bytes([a]), lambda x, a: x.decode([a]), lambda x, a: x.decode_bytes([a])]
+    for arg in (1.0, "7", None, np.int64(5), np.uint32(7), True, 12):
+        for call in calls:
+            try:
+                want = call(t, arg)
+            except (TypeError, OverflowError) as err:
+                with pytest.raises(type(err)):
+                    call(e, arg)
+                continue
+            assert call(e, arg) == want
+    for arg in (5, None, bytearray(b"hello"), memoryview(b"hello"), 1.5):
+        with pytest.raises(TypeError):
+            t.encode_single_token(arg)
+        with pytest.raises(TypeError):
+            e.encode_single_token(arg)
+    for arg in ("hello", b"hello", b" the"):
+        assert e.encode_single_token(arg) == t.encode_single_token(arg)
+
+
 def test_token_byte_values_and_ranks():
     e, t = enc("r50k_base"), tiktoken_encoding("r50k_base")
     assert e.token_byte_values() == t.token_byte_values()

@@ -3,6 +3,7 @@ rules and error messages, on scantok's compiled scanners and C byte-pair merge."
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import re
 import threading
@@ -707,7 +708,12 @@ class Encoding:
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text that is exactly one token (special tokens included). KeyError
         otherwise."""
-        b = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        if isinstance(text_or_bytes, str):
+            b = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, bytes):  # as tiktoken: not bytearray, nor an int (bytes(5))
+            b = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"encode_single_token() expects str or bytes, got {type(text_or_bytes).__name__}")
         r = lib.bpe_lookup(self._t, b, len(b)) if b else -1
         if r >= 0:
             return int(r)
@@ -891,8 +897,8 @@ class Encoding:
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        if not isinstance(token, int):
-            token = int(token)
+        if type(token) is not int:
+            token = operator.index(token)  # numpy's ints, not 1.0 or "7" (TypeError, as tiktoken)
         if not 0 <= token < 2**32:
             raise OverflowError("out of range integral type conversion attempted")
         p = ffi.new("const uint8_t **")
