@@ -23,7 +23,7 @@ in turn. Checked against ``tokenizers`` 0.23.3 (RAYON_NUM_THREADS=1): ``encode(t
 offsets and tokens, ``encode(text, add_special_tokens=False).ids`` and ``decode(ids)``. The texts
 are also gathered into batches of 1-40 (any mix of kinds and lengths), checked with
 ``encode_batch_fast(batch, num_threads=1)`` and ``num_threads=2`` against tokenizers'
-``encode_batch_fast`` ids; and, on ``get_encoding("o200k_base")`` / ``"cl100k_base"`` in turn,
+``encode_batch_fast`` Encodings (ids, tokens, offsets, masks, type ids); and, on ``get_encoding("o200k_base")`` / ``"cl100k_base"`` in turn,
 ``encode_ordinary`` of each text and ``encode_ordinary_batch(batch, num_threads=1)`` and ``=2``
 against tiktoken 0.14.0 loaded offline (against scantok's ``encode_ordinary`` when tiktoken or
 its rank files are not there). Two threads only run for a batch of at least PARALLEL_MIN
@@ -296,11 +296,15 @@ class Campaign:
         self.threaded += sum(map(len, texts)) >= PARALLEL_MIN and len(texts) > 1
         name = rng.choice(list(self.hf))
         add = rng.random() < 0.7
-        ref_src = f"[e.ids for e in ref.encode_batch_fast(x, add_special_tokens={add})]"
+        # every field of tokenizers' encode_batch_fast Encodings (offsets (0, 0), tokens of the
+        # text "", the post-processor's tokens kept)
+        fields = "(e.ids, e.tokens, e.offsets, e.special_tokens_mask, e.type_ids, e.attention_mask)"
+        ref_src = f"[{fields} for e in ref.encode_batch_fast(x, add_special_tokens={add})]"
         want = outcome(self.fn(ref_src), *self.hf[name], texts)
         for nt in (1, 2):
             self.diff(name, f"encode_batch_fast(num_threads={nt})",
-                      f"ours.encode_batch_fast(x, add_special_tokens={add}, num_threads={nt})", ref_src, texts, want)
+                      f"[{fields} for e in ours.encode_batch_fast(x, add_special_tokens={add}, num_threads={nt})]",
+                      ref_src, texts, want)
         enc = ENCODINGS[self.batches % len(ENCODINGS)]
         ref_src = "[ref.encode_ordinary(t) for t in x]"
         want = outcome(self.fn(ref_src), *self.tik[enc], texts)

@@ -61,6 +61,28 @@ def assert_same(ours, hf, text, *, add_special_tokens=True):
         assert ours.decode(a.ids, skip_special_tokens=skip) == hf.decode(b.ids, skip_special_tokens=skip), text
 
 
+def fast_ids(tok, texts, *args, **kw) -> list[list[int]]:
+    """The ids of scantok's encode_batch_fast (which returns Encodings, as tokenizers)."""
+    return [e.ids for e in tok.encode_batch_fast(texts, *args, **kw)]
+
+
+def assert_fast_same(ours, hf, texts, *, num_threads=1):
+    """encode_batch_fast's Encodings field by field: tokenizers' have offsets (0, 0) and an
+    empty string for each token of the text (the post-processor's tokens keep theirs)."""
+    for add in (True, False):
+        got = ours.encode_batch_fast(texts, add, num_threads=num_threads)
+        want = hf.encode_batch_fast(texts, add_special_tokens=add)
+        assert len(got) == len(want)
+        for text, a, b in zip(texts, got, want):
+            assert a.ids == b.ids, text
+            assert a.tokens == b.tokens, text
+            assert a.offsets == b.offsets, text
+            assert a.special_tokens_mask == b.special_tokens_mask, text
+            assert a.type_ids == b.type_ids, text
+            assert a.attention_mask == b.attention_mask, text
+            assert len(a) == len(b), text
+
+
 def pair(hf: HFTokenizer):
     return scantok.Tokenizer.from_str(hf.to_str()), hf
 
@@ -195,7 +217,9 @@ def test_built_on_corpora(name, request, corpora):
         for add in (True, False):
             assert_same(ours, hf, text, add_special_tokens=add)
     for add in (True, False):
-        assert ours.encode_batch_fast(texts, add, num_threads=1) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
+        assert fast_ids(ours, texts, add, num_threads=1) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
+    assert_fast_same(ours, hf, texts)
+    assert_fast_same(ours, hf, texts * 40, num_threads=2)
 
 
 @pytest.mark.parametrize("pattern", ["a+b|a", "a+b", r"x[^y]*y|\s", r"\w+\.com|\w"])
@@ -211,7 +235,7 @@ def test_split_stages_over_long_runs(gpt2_style, pattern, behavior):
              ("a" * 700 + " hello " + "xzz" * 200 + "\n") * 3, ""]
     for text in texts:
         assert_same(ours, hf, text)
-    assert ours.encode_batch_fast(texts, True, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+    assert fast_ids(ours, texts, True, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
 
 
 def test_prefix_space_batches_run_in_c(roberta_style):
@@ -338,8 +362,9 @@ def test_deepseek_corpora(deepseek, corpora):
     docs = _docs(corpora, size=40_000, doc=4_000)
     for text in docs + SPICE + ["".join(SPICE)]:
         assert_same(ours, hf, text)
-    assert ours.encode_batch_fast(docs, num_threads=1) == [e.ids for e in hf.encode_batch(docs)]
-    assert ours.encode_batch_fast(docs, num_threads=2) == [e.ids for e in hf.encode_batch(docs)]
+    assert fast_ids(ours, docs, num_threads=1) == [e.ids for e in hf.encode_batch(docs)]
+    assert fast_ids(ours, docs, num_threads=2) == [e.ids for e in hf.encode_batch(docs)]
+    assert_fast_same(ours, hf, docs + SPICE + ["".join(SPICE), ""])
     batch = ours.encode_batch(docs[:6], num_threads=2)
     assert [e.offsets for e in batch] == [e.offsets for e in hf.encode_batch(docs[:6])]
     assert ours.decode_batch([e.ids for e in batch]) == hf.decode_batch([e.ids for e in batch])
@@ -352,7 +377,7 @@ def test_deepseek_hypothesis(deepseek):
     @given(hard_text(surrogates=False, max_fragments=60))
     def check(text):
         assert_same(ours, hf, text)
-        assert ours.encode_batch_fast([text, text + "x"], num_threads=1) == [
+        assert fast_ids(ours, [text, text + "x"], num_threads=1) == [
             e.ids for e in hf.encode_batch([text, text + "x"])]
 
     check()
@@ -382,12 +407,12 @@ def test_batches_reuse_the_process_pool(deepseek, monkeypatch):
     monkeypatch.setattr(scantok.hf.tokenizer, "PARALLEL_MIN", 0)  # these small batches too
     docs = [f"doc {i}: héllo wörld, 你好 {i * 37}" for i in range(40)]
     want = [e.ids for e in hf.encode_batch(docs)]
-    assert ours.encode_batch_fast(docs, num_threads=2) == want
+    assert fast_ids(ours, docs, num_threads=2) == want
     assert [e.ids for e in ours.encode_batch(docs, num_threads=2)] == want
     started = {t.ident for t in threading.enumerate()}
     assert any(t.name.startswith("scantok-batch2") for t in threading.enumerate())
     for _ in range(3):
-        assert ours.encode_batch_fast(docs, num_threads=2) == want
+        assert fast_ids(ours, docs, num_threads=2) == want
         assert [e.ids for e in ours.encode_batch(docs, num_threads=2)] == want
     assert {t.ident for t in threading.enumerate()} == started
     assert threadpool.thread_pool(2) is threadpool.thread_pool(2)
@@ -428,11 +453,11 @@ def test_small_batches_stay_on_the_calling_thread(deepseek, monkeypatch):
     monkeypatch.setattr(scantok.hf.tokenizer, "thread_pool", lambda n: used.append(n) or real(n))
     docs = [f"doc {i}: héllo wörld {i}" for i in range(50)]
     want = [e.ids for e in hf.encode_batch(docs)]
-    assert ours.encode_batch_fast(docs, num_threads=2) == want
+    assert fast_ids(ours, docs, num_threads=2) == want
     assert [e.ids for e in ours.encode_batch(docs, num_threads=2)] == want
     assert used == []
     big = docs * (scantok.threadpool.PARALLEL_MIN // sum(map(len, docs)) + 1)
-    assert ours.encode_batch_fast(big, num_threads=2) == want * (len(big) // len(docs))
+    assert fast_ids(ours, big, num_threads=2) == want * (len(big) // len(docs))
     assert used == [2]
 
 
@@ -549,7 +574,7 @@ def test_batch_screen_of_added_tokens(gpt2_style, contents):
     def check(texts):
         for add in (True, False):
             want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
-            assert ours.encode_batch_fast(texts, add, num_threads=1) == want
+            assert fast_ids(ours, texts, add, num_threads=1) == want
             assert [e.ids for e in ours.encode_batch(texts, add, num_threads=1)] == want
 
     check()
@@ -561,7 +586,7 @@ def test_scratch_kept_across_calls(deepseek):
     ours, hf = deepseek
     big = "word 12 你好 " * 30_000  # > 256 KiB of UTF-8
     for texts in ([big, "short", "x" * 5000], ["short", big, "", "y"]):
-        assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+        assert fast_ids(ours, texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
         for t in texts:
             a, b = ours.encode(t), hf.encode(t)
             assert a.ids == b.ids and a.offsets == b.offsets
@@ -576,7 +601,7 @@ def test_linear_merge_sizes(gpt2_style, llama3_style):
             for unit in ("ab", "the", "e", "xé", "zq"):
                 word = " " + (unit * n)[:n]
                 assert_same(ours, hf, word)
-                assert ours.encode_batch_fast([word, word * 2], num_threads=1) == [
+                assert fast_ids(ours, [word, word * 2], num_threads=1) == [
                     e.ids for e in hf.encode_batch([word, word * 2])]
 
 
@@ -595,7 +620,7 @@ def test_ids_past_the_small_pair_table(gpt2_style, corpora):
         texts = [t[:3000] for t in (corpora["en"][:3000], corpora["multi"][200_000:203_000])]
         for t in texts + SPICE:
             assert_same(ours, hf, t)
-        assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+        assert fast_ids(ours, texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
 
 
 def _letters(i: int, width: int) -> str:
@@ -617,8 +642,8 @@ def test_long_piece_store_hits_equal_misses(deepseek):
     docs = [" ".join(LONG_EDGE * 3)] + ["".join(distinct[i:i + 100]) for i in range(0, 6000, 100)]
     docs += docs[:20]
     want = [e.ids for e in hf.encode_batch(docs)]
-    assert fresh.encode_batch_fast(docs, num_threads=1) == want
-    assert fresh.encode_batch_fast(docs[::-1], num_threads=1) == want[::-1]
+    assert fast_ids(fresh, docs, num_threads=1) == want
+    assert fast_ids(fresh, docs[::-1], num_threads=1) == want[::-1]
     for text in LONG_EDGE + docs[:3]:
         assert_same(fresh, hf, text)
         assert_same(ours, hf, text)
@@ -629,7 +654,7 @@ def test_long_piece_store_hits_equal_misses(deepseek):
     def check(parts, reps):
         text = "".join(parts) * reps
         ids = hf.encode(text).ids
-        assert fresh.encode_batch_fast([text, text], num_threads=1) == [ids, ids]
+        assert fast_ids(fresh, [text, text], num_threads=1) == [ids, ids]
         assert fresh.encode(text).offsets == hf.encode(text).offsets
 
     check()
@@ -747,7 +772,7 @@ def test_deepseek_added_tokens_in_batches(deepseek):
     ours, hf = deepseek
     texts = ["hello <｜User｜> world", "x<|EOT|>y", "<｜begin▁of▁sentence｜>hi", "a <｜fim▁hole｜>", "plain",
              "<｜Assistant｜><｜end▁of▁sentence｜>", "<", "<｜User"]
-    assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+    assert fast_ids(ours, texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
     for t in texts:
         assert_same(ours, hf, t)
 
@@ -780,10 +805,10 @@ def test_batch_lists_stored_directly(llama3_style):
 
     ours, hf = pair(llama3_style)
     texts = ["Hello world, 123 times", "", "x", "a" * 300 + " b", "émigré 你好 😀\n\n"]
-    sample = ours.encode_batch_fast(texts[:1], num_threads=1)[0][1]
+    sample = fast_ids(ours, texts[:1], num_threads=1)[0][1]
     before = sys.getrefcount(sample)
     for add in (True, False):
-        out = ours.encode_batch_fast(texts * 3, add, num_threads=1)
+        out = fast_ids(ours, texts * 3, add, num_threads=1)
         assert out == [e.ids for e in hf.encode_batch(texts * 3, add_special_tokens=add)]
         assert sys.getrefcount(sample) > before
         del out
@@ -792,8 +817,8 @@ def test_batch_lists_stored_directly(llama3_style):
     @settings(max_examples=60, deadline=None)
     @given(st.lists(hard_text(surrogates=False), max_size=5), st.booleans())
     def check(batch, add):
-        assert ours.encode_batch_fast(batch, add, num_threads=1) == [
-            e.ids for e in hf.encode_batch(batch, add_special_tokens=add)]
+        assert fast_ids(ours, batch, add, num_threads=1) == [e.ids for e in hf.encode_batch(batch, add_special_tokens=add)]
+        assert_fast_same(ours, hf, batch)
 
     check()
 

@@ -375,13 +375,14 @@ fail:
 
 /* ---- scantok.Tokenizer.encode_batch_fast: one call per batch -------------------------------
 
-   hf_encode_batch(fn, model, cache, stages, texts, pre, post, screen) -> list, one entry per
-   text: the list pre + ids + post, or None where the caller must encode the text itself (the
-   screen flags it, or the encoder returned HFB_SLOW).  fn is the address of hf_bpe.c's
-   hfb_encode (from the cffi module: this module does not link hf_bpe.c), model, cache and
-   stages its arguments; the cache belongs to the calling thread.  Each text is encoded with
-   the GIL released, its list built right after (the ids still in cache).  An ASCII str is read
-   in place, another through a temporary UTF-8 copy (nothing kept in the str).
+   hf_encode_batch(fn, model, cache, stages, texts, screen) -> list, one entry per text: a
+   bytes object of its model ids (native uint32), or None where the caller must encode the text
+   itself (the screen flags it, or the encoder returned HFB_SLOW).  The caller wraps each in a
+   lazy Encoding (its id list is built on access, as tokenizers' Encoding converts on access).
+   fn is the address of hf_bpe.c's hfb_encode (from the cffi module: this module does not link
+   hf_bpe.c), model, cache and stages its arguments; the cache belongs to the calling thread.
+   Each text is encoded with the GIL released.  An ASCII str is read in place, another through
+   a temporary UTF-8 copy (nothing kept in the str).
 
    screen (None: no added tokens) is 256 + 8192 bytes: flags per byte b (1: b starts an added
    token of two bytes or more, 2: b is a whole added token), then a bitmap of the byte pairs
@@ -483,10 +484,9 @@ static int hf_addresses(PyObject *fn_o, PyObject *m_o, PyObject *c_o, PyObject *
 }
 
 static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
-    PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *pre, *post, *screen;
+    PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *screen;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOO!O!O!O", &fn_o, &m_o, &c_o, &ss_o, &PyList_Type, &texts,
-                          &PyList_Type, &pre, &PyList_Type, &post, &screen))
+    if (!PyArg_ParseTuple(args, "OOOOO!O", &fn_o, &m_o, &c_o, &ss_o, &PyList_Type, &texts, &screen))
         return NULL;
     hf_encode_fn fn;
     void *m, *c, *ss;
@@ -507,13 +507,14 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
             if (first[b]) firsts[nfirst++] = (uint8_t)b;
         if (!nfirst) first = NULL; /* no added token at all */
     }
-    Py_ssize_t ntexts = PyList_Size(texts), npre = PyList_Size(pre), npost = PyList_Size(post);
+    Py_ssize_t ntexts = PyList_Size(texts);
     Py_ssize_t room = 0; /* of ids */
     PyObject *out = PyList_New(ntexts);
     if (!out) return NULL;
     uint32_t *ids = NULL;
     for (Py_ssize_t i = 0; i < ntexts; i++) {
-        PyObject *t = PyList_GetItem(texts, i), *tmp = NULL, *lst;
+        PyObject *t = PyList_GetItem(texts, i), *tmp = NULL, *got;
+        if (!t) goto fail; /* the list shrank (the caller's own copy: it does not) */
         if (!PyUnicode_Check(t)) {
             PyErr_SetString(PyExc_TypeError, "encode_batch_fast() expects strings");
             goto fail;
@@ -548,19 +549,9 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
             PyList_SetItem(out, i, Py_None);
             continue;
         }
-        if (!(lst = PyList_New(npre + (Py_ssize_t)r + npost))) goto fail;
-        PyList_SetItem(out, i, lst);
-        for (Py_ssize_t j = 0; j < npre; j++) {
-            PyObject *o = PyList_GetItem(pre, j);
-            Py_INCREF(o);
-            PyList_SetItem(lst, j, o);
-        }
-        if (fill_ids(lst, npre, ids, (Py_ssize_t)r)) goto fail;
-        for (Py_ssize_t j = 0; j < npost; j++) {
-            PyObject *o = PyList_GetItem(post, j);
-            Py_INCREF(o);
-            PyList_SetItem(lst, npre + (Py_ssize_t)r + j, o);
-        }
+        if (!(got = PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)r * (Py_ssize_t)sizeof *ids)))
+            goto fail;
+        PyList_SET_ITEM(out, i, got); /* the slot is empty */
         continue;
     fail_t:
         Py_XDECREF(tmp);
@@ -780,7 +771,7 @@ static PyMethodDef methods[] = {
     {"spans_to_list", spans_to_list, METH_VARARGS,
      "spans_to_list(starts, ends, n, shift) -> list[tuple[int, int]]: offset pairs."},
     {"hf_encode_batch", hf_encode_batch, METH_VARARGS,
-     "hf_encode_batch(fn, model, cache, stages, texts, pre, post, screen) -> list: "
+     "hf_encode_batch(fn, model, cache, stages, texts, screen) -> list: "
      "scantok.Tokenizer's encode_batch_fast in one call (see pylist.c)."},
     {"hf_encode_offsets", hf_encode_offsets, METH_VARARGS,
      "hf_encode_offsets(fn, model, cache, stages, text) -> bytes | int: scantok.Tokenizer's "

@@ -82,7 +82,10 @@ class Encoding:
     ``offsets``, ``attention_mask``, ``special_tokens_mask``, ``type_ids`` (lists).
 
     An encoding made by the C path keeps its C arrays and builds each list on first access
-    (tokenizers' Python ``Encoding`` also converts on access)."""
+    (tokenizers' Python ``Encoding`` also converts on access).  One from
+    :meth:`Tokenizer.encode_batch_fast` is as tokenizers makes it there: no offsets (all
+    ``(0, 0)``) and an empty string for each token of the text (the post-processor's special
+    tokens keep theirs)."""
 
     __slots__ = ("_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask", "_type_ids",
                  "_lazy")
@@ -106,6 +109,15 @@ class Encoding:
         e._lazy = (arrays, n, wrap, table)
         return e
 
+    @classmethod
+    def _fast(cls, ids, wrap) -> "Encoding":
+        """encode_batch_fast's encoding of model ids (a bytes object of native uint32, read in
+        place, or a list) inside the post-processor's (prefix, suffix, sequence type id)."""
+        e = cls.__new__(cls)
+        e._ids = e._tokens = e._offsets = e._attention_mask = e._special_tokens_mask = e._type_ids = None
+        e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None)
+        return e
+
     def _parts(self):
         arrays, n, (pre, post, type_id), table = self._lazy
         return arrays, n, pre, post, type_id, table
@@ -114,7 +126,7 @@ class Encoding:
     def ids(self) -> list[int]:
         if self._ids is None:
             arrays, n, pre, post, _, _ = self._parts()
-            lst = _pylist().ids_to_list((arrays, 0), n)
+            lst = _pylist().ids_to_list((arrays, 0), n) if type(arrays) is bytes else list(arrays)
             self._ids = [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
         return self._ids
 
@@ -122,14 +134,17 @@ class Encoding:
     def tokens(self) -> list[str]:
         if self._tokens is None:
             arrays, n, pre, post, _, table = self._parts()
-            lst = _pylist().tokens_to_list((arrays, 0), n, table())
+            lst = [""] * n if table is None else _pylist().tokens_to_list((arrays, 0), n, table())
             self._tokens = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
         return self._tokens
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
         if self._offsets is None:
-            arrays, n, pre, post, _, _ = self._parts()
+            arrays, n, pre, post, _, table = self._parts()
+            if table is None:  # encode_batch_fast: none tracked
+                self._offsets = [(0, 0)] * (len(pre) + n + len(post))
+                return self._offsets
             lst = _pylist().spans_to_list((arrays, n), (arrays, 2 * n), n, 0)
             self._offsets = [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
         return self._offsets
@@ -271,11 +286,11 @@ class Tokenizer:
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
-        self._wrap = self._special_wrap()
         self._tokens_by_id = None
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
         self._lazy = (self._lazy_wraps() if self._stages is not None and not self._norm and not self._prefix_space
                       else None)
+        self._fast_wraps = self._lazy_wraps(fast=True)
 
     # -- loading / saving --
     @classmethod
@@ -520,22 +535,25 @@ class Tokenizer:
                 self._encode_segment(ns, 0, len(ns.text), a, ids, offs)
         return ids, offs, matched
 
-    def _lazy_wraps(self):
+    def _lazy_wraps(self, fast: bool = False):
         """For add_special_tokens False and True: (prefix, suffix, sequence type id) the
         post-processor puts around the model tokens, prefix/suffix as (id, token, type id)
-        entries with offsets (0, 0) and special mask 1; None when it does more (trims offsets)."""
-        if self._post.trims:
+        entries with offsets (0, 0) and special mask 1; None when it does more (trims offsets).
+        fast: for encode_batch_fast's encodings, whose tokens are "" and offsets (0, 0), which
+        trimming leaves alone."""
+        if self._post.trims and not fast:
             return None
         out = []
         for add in (False, True):
-            probe = {"ids": [-1, -2], "tokens": ["\x00", "\x01"], "offsets": [(7, 8), (8, 9)],
+            spans = [(0, 0), (0, 0)] if fast else [(7, 8), (8, 9)]
+            probe = {"ids": [-1, -2], "tokens": ["", ""] if fast else ["\x00", "\x01"], "offsets": list(spans),
                      "type_ids": [0, 0], "special": [0, 0]}
             try:
                 r = self._post.process(probe, add)
                 k = r["ids"].index(-1)
             except Exception:  # pragma: no cover
                 return None
-            if (r["ids"][k + 1] != -2 or r["offsets"][k:k + 2] != [(7, 8), (8, 9)] or r["special"][k:k + 2] != [0, 0]
+            if (r["ids"][k + 1] != -2 or r["offsets"][k:k + 2] != spans or r["special"][k:k + 2] != [0, 0]
                     or r["type_ids"][k] != r["type_ids"][k + 1]):
                 return None
             ends = [j for j in range(len(r["ids"])) if j not in (k, k + 1)]
@@ -552,17 +570,6 @@ class Tokenizer:
             inv = self._model.inv
             t = self._tokens_by_id = [inv.get(i) for i in range(max(inv, default=-1) + 1)]
         return t
-
-    def _special_wrap(self):
-        """(prefix ids, suffix ids) the post-processor adds around a sequence, or None when it
-        needs the tokens (offset trimming alone does not change ids)."""
-        probe = {"ids": [-1], "tokens": ["\x00"], "offsets": [(0, 0)], "type_ids": [0], "special": [0]}
-        try:
-            out = self._post.process(probe, True)
-        except Exception:  # pragma: no cover
-            return None
-        k = out["ids"].index(-1)
-        return out["ids"][:k], out["ids"][k + 1:]
 
     # -- public encoding --
     def encode(self, sequence: str, add_special_tokens: bool = True) -> Encoding:
@@ -600,16 +607,6 @@ class Tokenizer:
             return None
         return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table)
 
-    def _ids(self, text: str, add_special_tokens: bool) -> list[int]:
-        if not isinstance(text, str):
-            raise TypeError(f"expected str, got {type(text).__name__}")
-        ids = self._encode_raw(text, False)[0]
-        if add_special_tokens and self._wrap:
-            pre, post = self._wrap
-            if pre or post:
-                ids = pre + ids + post
-        return ids
-
     @staticmethod
     def _threads(num_threads: int | None) -> int:
         """Threads for a batch: num_threads (default: every usable core), at most the usable
@@ -637,52 +634,75 @@ class Tokenizer:
                                        chunksize=max(1, len(inputs) // (4 * n))))
 
     def encode_batch_fast(self, inputs: Sequence[str], add_special_tokens: bool = True, *,
-                          num_threads: int | None = None) -> list[list[int]]:
-        """The ids of every input (no offsets, no Encoding objects): the fast batch path."""
+                          num_threads: int | None = None) -> list[Encoding]:
+        """:meth:`encode_batch` without offsets, as tokenizers' ``encode_batch_fast``: every
+        :class:`Encoding`'s offsets are ``(0, 0)`` and the tokens of the text empty strings
+        (ids, masks and type ids as :meth:`encode`'s).  The ids are built as a list on first
+        access (``[e.ids for e in tok.encode_batch_fast(texts)]``).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},'
+        ...                          ' "merges": ["a b"]}, "pre_tokenizer": {"type": "Whitespace"}}')
+        >>> [(e.ids, e.offsets) for e in tok.encode_batch_fast(["ab ba", "b"])]
+        [([2, 1, 0], [(0, 0), (0, 0), (0, 0)]), ([1], [(0, 0)])]
+        """
         if isinstance(inputs, str):
             raise TypeError("encode_batch_fast() expects a sequence of strings, not a single str")
         inputs = list(inputs)
         for t in inputs:
             if not isinstance(t, str):
                 raise TypeError(f"encode_batch_fast() expects strings, got {type(t).__name__}")
+        add = bool(add_special_tokens)
         try:
-            return self._encode_batch_fast(inputs, add_special_tokens, num_threads)
+            n = self._threads(num_threads)
+            if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
+                return self._fast_encodings(inputs, add)
+            size = -(-len(inputs) // n)
+            chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+            parts = list(thread_pool(n).map(lambda c: self._fast_encodings(c, add), chunks))
+            return [e for part in parts for e in part]
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
 
-    def _encode_batch_fast(self, inputs: list[str], add_special_tokens: bool,
-                           num_threads: int | None) -> list[list[int]]:
-        n = self._threads(num_threads)
-        if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
-            return self._batch_ids(inputs, add_special_tokens)
-        size = -(-len(inputs) // n)
-        chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
-        parts = list(thread_pool(n).map(lambda c: self._batch_ids(c, add_special_tokens), chunks))
-        return [ids for part in parts for ids in part]
+    def _fast_encodings(self, texts: list[str], add_special_tokens: bool) -> list[Encoding]:
+        wrap = self._fast_wraps[add_special_tokens] if self._fast_wraps is not None else None
+        out = []
+        for ids in self._batch_model_ids(texts):
+            if wrap is not None:
+                out.append(Encoding._fast(ids, wrap))
+                continue
+            n = len(ids) >> 2 if type(ids) is bytes else len(ids)
+            if type(ids) is bytes:
+                ids = _pylist().ids_to_list((ids, 0), n)
+            enc = self._post.process({"ids": list(ids), "tokens": [""] * n, "offsets": [(0, 0)] * n,
+                                      "type_ids": [0] * n, "special": [0] * n}, add_special_tokens)
+            out.append(Encoding(enc["ids"], enc["tokens"], enc["offsets"], enc["special"], enc["type_ids"]))
+        return out
 
-    def _batch_ids(self, texts: list[str], add_special_tokens: bool) -> list[list[int]]:
-        """One C call for the texts the fast path takes whole (no added token, no normalizer)."""
+    def _model_ids(self, text: str) -> list[int]:
+        return self._encode_raw(text, False)[0]
+
+    def _batch_model_ids(self, texts: list[str]) -> list:
+        """The model ids of each text, before post-processing: a bytes object of native uint32
+        (the C path, one call for the texts it takes whole: no added token, no normalizer) or a
+        list."""
         if self._stages is None or self._norm or not texts:
-            return [self._ids(t, add_special_tokens) for t in texts]
+            return [self._model_ids(t) for t in texts]
         if not self._prefix_space:
             from .._pylist import hf_encode_batch
 
             fn, model, stages, screen = self._batch_c
-            pre, post = self._wrap if (add_special_tokens and self._wrap) else ([], [])
             cache = self._model.cache_address()
-            pre, post = list(pre), list(post)
-            out = hf_encode_batch(fn, model, cache, stages, texts, pre, post, screen)
+            out = hf_encode_batch(fn, model, cache, stages, texts, screen)
             # None: the screen saw the first two bytes of an added token (the exact test here),
             # or the model needs the general path
             redo = [i for i, ids in enumerate(out) if ids is None]
             clean = [i for i in redo if not self._added.matches(texts[i])] if screen is not None else []
             if clean:
-                for i, ids in zip(clean, hf_encode_batch(fn, model, cache, stages, [texts[i] for i in clean],
-                                                         pre, post, None)):
+                for i, ids in zip(clean, hf_encode_batch(fn, model, cache, stages, [texts[i] for i in clean], None)):
                     out[i] = ids
             for i in redo:
                 if out[i] is None:
-                    out[i] = self._ids(texts[i], add_special_tokens)
+                    out[i] = self._model_ids(texts[i])
             return out
         import numpy as np
 
@@ -707,20 +727,14 @@ class Tokenizer:
                                       ffi.cast("int64_t *", counts.ctypes.data))
             if rc == lib.HFB_NOMEM:
                 raise MemoryError
-            pre, post = self._wrap if (add_special_tokens and self._wrap) else ([], [])
-            base = ffi.cast("uintptr_t", ffi.cast("uint32_t *", ids.ctypes.data))
-            from .._pylist import ids_to_list
-
             for j, i in enumerate(whole):
                 c = int(counts[j])
-                if c < 0:
-                    out[i] = self._ids(texts[i], add_special_tokens)
-                    continue
-                lst = ids_to_list(int(base) + 4 * int(offsets[j]), c)
-                out[i] = pre + lst + post if (pre or post) else lst
+                if c >= 0:
+                    start = int(offsets[j])
+                    out[i] = ids[start:start + c].tobytes()
         for i, t in enumerate(texts):
             if out[i] is None:
-                out[i] = self._ids(t, add_special_tokens)
+                out[i] = self._model_ids(t)
         return out
 
     # -- decoding --
