@@ -357,6 +357,31 @@ def test_ids_checked_as_tokenizers(name, request):
             ours.token_to_id(token)
 
 
+FIELDS = ("ids", "tokens", "offsets", "attention_mask", "special_tokens_mask", "type_ids")
+
+
+@pytest.mark.parametrize("name", ["gpt2_style", "llama3_style", "added_kinds", "roberta_style"])
+def test_encoding_fields_are_new_lists(name, request):
+    """Each access to an Encoding's field returns a new list, as tokenizers': a caller that
+    changes one (ids.append(eos)) does not change the Encoding; on the C paths (lazy) and the
+    general one, from encode, encode_batch and encode_batch_fast."""
+    ours, hf = pair(request.getfixturevalue(name))
+    texts = ["Hello world [MASK] 123", "x", ""]
+    encodings = [ours.encode(t) for t in texts] + ours.encode_batch(texts) + ours.encode_batch_fast(texts)
+    for e in encodings:
+        for field in FIELDS:
+            first = getattr(e, field)
+            assert getattr(e, field) is not first
+            want = list(first)
+            first.append(None)
+            first.insert(0, None)
+            assert getattr(e, field) == want
+    h = hf.encode(texts[0])
+    for field in FIELDS:  # the oracle does the same
+        getattr(h, field).append(None)
+        assert None not in getattr(h, field)
+
+
 def test_deepseek_corpora(deepseek, corpora):
     ours, hf = deepseek
     docs = _docs(corpora, size=40_000, doc=4_000)

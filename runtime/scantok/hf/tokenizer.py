@@ -81,14 +81,13 @@ class Encoding:
     """The result of :meth:`Tokenizer.encode`, as ``tokenizers.Encoding``: ``ids``, ``tokens``,
     ``offsets``, ``attention_mask``, ``special_tokens_mask``, ``type_ids`` (lists).
 
-    An encoding made by the C path keeps its C arrays and builds each list on first access
-    (tokenizers' Python ``Encoding`` also converts on access).  One from
-    :meth:`Tokenizer.encode_batch_fast` is as tokenizers makes it there: no offsets (all
-    ``(0, 0)``) and an empty string for each token of the text (the post-processor's special
-    tokens keep theirs)."""
+    Each access returns a new list, as tokenizers' does (a caller may change it).  An encoding
+    made by the C path keeps its C arrays and builds the list from them on access (tokenizers'
+    Python ``Encoding`` also converts on access).  One from :meth:`Tokenizer.encode_batch_fast`
+    is as tokenizers makes it there: no offsets (all ``(0, 0)``) and an empty string for each
+    token of the text (the post-processor's special tokens keep theirs)."""
 
-    __slots__ = ("_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask", "_type_ids",
-                 "_lazy")
+    __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_lazy")
 
     def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids):
         self._ids = ids
@@ -96,7 +95,6 @@ class Encoding:
         self._offsets = offsets
         self._special_tokens_mask = special_tokens_mask
         self._type_ids = type_ids
-        self._attention_mask = None
         self._lazy = None
 
     @classmethod
@@ -105,7 +103,7 @@ class Encoding:
         3n uint32 in that order, read in place by scantok._pylist as (arrays, index)), the
         post-processor's (prefix, suffix, sequence type id) and the id -> token table."""
         e = cls.__new__(cls)
-        e._ids = e._tokens = e._offsets = e._attention_mask = e._special_tokens_mask = e._type_ids = None
+        e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = None
         e._lazy = (arrays, n, wrap, table)
         return e
 
@@ -114,7 +112,7 @@ class Encoding:
         """encode_batch_fast's encoding of model ids (a bytes object of native uint32, read in
         place, or a list) inside the post-processor's (prefix, suffix, sequence type id)."""
         e = cls.__new__(cls)
-        e._ids = e._tokens = e._offsets = e._attention_mask = e._special_tokens_mask = e._type_ids = None
+        e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = None
         e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None)
         return e
 
@@ -124,50 +122,47 @@ class Encoding:
 
     @property
     def ids(self) -> list[int]:
-        if self._ids is None:
-            arrays, n, pre, post, _, _ = self._parts()
-            lst = _pylist().ids_to_list((arrays, 0), n) if type(arrays) is bytes else list(arrays)
-            self._ids = [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
-        return self._ids
+        if self._lazy is None:
+            return list(self._ids)
+        arrays, n, pre, post, _, _ = self._parts()
+        lst = _pylist().ids_to_list((arrays, 0), n) if type(arrays) is bytes else list(arrays)
+        return [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
 
     @property
     def tokens(self) -> list[str]:
-        if self._tokens is None:
-            arrays, n, pre, post, _, table = self._parts()
-            lst = [""] * n if table is None else _pylist().tokens_to_list((arrays, 0), n, table())
-            self._tokens = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
-        return self._tokens
+        if self._lazy is None:
+            return list(self._tokens)
+        arrays, n, pre, post, _, table = self._parts()
+        lst = [""] * n if table is None else _pylist().tokens_to_list((arrays, 0), n, table())
+        return [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
-        if self._offsets is None:
-            arrays, n, pre, post, _, table = self._parts()
-            if table is None:  # encode_batch_fast: none tracked
-                self._offsets = [(0, 0)] * (len(pre) + n + len(post))
-                return self._offsets
-            lst = _pylist().spans_to_list((arrays, n), (arrays, 2 * n), n, 0)
-            self._offsets = [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
-        return self._offsets
+        if self._lazy is None:
+            return list(self._offsets)
+        arrays, n, pre, post, _, table = self._parts()
+        if table is None:  # encode_batch_fast: none tracked
+            return [(0, 0)] * (len(pre) + n + len(post))
+        lst = _pylist().spans_to_list((arrays, n), (arrays, 2 * n), n, 0)
+        return [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
 
     @property
     def special_tokens_mask(self) -> list[int]:
-        if self._special_tokens_mask is None:
-            _, n, pre, post, _, _ = self._parts()
-            self._special_tokens_mask = [1] * len(pre) + [0] * n + [1] * len(post)
-        return self._special_tokens_mask
+        if self._lazy is None:
+            return list(self._special_tokens_mask)
+        _, n, pre, post, _, _ = self._parts()
+        return [1] * len(pre) + [0] * n + [1] * len(post)
 
     @property
     def type_ids(self) -> list[int]:
-        if self._type_ids is None:
-            _, n, pre, post, type_id, _ = self._parts()
-            self._type_ids = [t[2] for t in pre] + [type_id] * n + [t[2] for t in post]
-        return self._type_ids
+        if self._lazy is None:
+            return list(self._type_ids)
+        _, n, pre, post, type_id, _ = self._parts()
+        return [t[2] for t in pre] + [type_id] * n + [t[2] for t in post]
 
     @property
     def attention_mask(self) -> list[int]:
-        if self._attention_mask is None:
-            self._attention_mask = [1] * len(self)
-        return self._attention_mask
+        return [1] * len(self)
 
     def __len__(self) -> int:
         if self._lazy is not None:
