@@ -382,6 +382,28 @@ def test_encoding_fields_are_new_lists(name, request):
         assert None not in getattr(h, field)
 
 
+def test_flags_are_bools_as_tokenizers(deepseek, gpt2_style):
+    """add_special_tokens and skip_special_tokens are bools (numpy's too), as tokenizers reads
+    them: 2, None, "yes", 1.0 and even 1 are TypeErrors there (2 was an IndexError here)."""
+    import numpy as np
+
+    for ours, hf in (deepseek, pair(gpt2_style)):
+        calls = [lambda t, v: t.encode("hi there", add_special_tokens=v).ids,
+                 lambda t, v: [e.ids for e in t.encode_batch(["hi"], add_special_tokens=v)],
+                 lambda t, v: [e.ids for e in t.encode_batch_fast(["hi"], add_special_tokens=v)],
+                 lambda t, v: t.decode([0, 5, 6], skip_special_tokens=v),
+                 lambda t, v: t.decode_batch([[0, 5]], skip_special_tokens=v)]
+        for v in (True, False, np.bool_(True), np.bool_(False), 2, None, "yes", 1, 0, 1.0):
+            for call in calls:
+                try:
+                    want = call(hf, v)
+                except TypeError:
+                    with pytest.raises(TypeError):
+                        call(ours, v)
+                    continue
+                assert call(ours, v) == want
+
+
 def test_deepseek_corpora(deepseek, corpora):
     ours, hf = deepseek
     docs = _docs(corpora, size=40_000, doc=4_000)

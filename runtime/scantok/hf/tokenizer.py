@@ -45,6 +45,15 @@ def _surrogate_error(text: str, where: str) -> TextEncodeError | None:
     return e
 
 
+def _flag(v, name: str, where: str) -> bool:
+    """v as a bool, as tokenizers reads these flags: a bool (numpy's too), else TypeError."""
+    if type(v) is bool:
+        return v
+    if type(v).__module__ == "numpy" and type(v).__name__ in ("bool_", "bool"):
+        return bool(v)
+    raise TypeError(f"{where}: {name} must be a bool, got {type(v).__name__}")
+
+
 def _checked_id(i, where: str) -> int:
     """i as an id: an int (TypeError otherwise) in 0 .. 2**32 - 1 (OverflowError otherwise),
     as tokenizers reads ids (u32)."""
@@ -572,6 +581,8 @@ class Tokenizer:
         ``sequence``), attention_mask, special_tokens_mask, type_ids."""
         if not isinstance(sequence, str):
             raise TypeError(f"encode() expects str, got {type(sequence).__name__}")
+        if add_special_tokens is not True and add_special_tokens is not False:
+            add_special_tokens = _flag(add_special_tokens, "add_special_tokens", "encode()")
         try:
             if self._lazy is not None and not (self._has_added and self._added.matches(sequence)):
                 enc = self._encode_lazy(sequence, add_special_tokens)
@@ -614,6 +625,7 @@ class Tokenizer:
         """:meth:`encode` of every input, on ``num_threads`` threads (default: all cores)."""
         if isinstance(inputs, str):
             raise TypeError("encode_batch() expects a sequence of strings, not a single str")
+        add_special_tokens = _flag(add_special_tokens, "add_special_tokens", "encode_batch()")
         inputs = list(inputs)
         try:
             return self._encode_batch(inputs, add_special_tokens, num_threads)
@@ -646,7 +658,7 @@ class Tokenizer:
         for t in inputs:
             if not isinstance(t, str):
                 raise TypeError(f"encode_batch_fast() expects strings, got {type(t).__name__}")
-        add = bool(add_special_tokens)
+        add = _flag(add_special_tokens, "add_special_tokens", "encode_batch_fast()")
         try:
             n = self._threads(num_threads)
             if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
@@ -735,6 +747,8 @@ class Tokenizer:
     # -- decoding --
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """The text of ``ids`` through the decoder (tokens joined by spaces without one)."""
+        if skip_special_tokens is not True and skip_special_tokens is not False:
+            skip_special_tokens = _flag(skip_special_tokens, "skip_special_tokens", "decode()")
         if self._id_bytes is not None:
             return self._decode_byte_level(ids, skip_special_tokens)
         tokens = []
@@ -771,6 +785,7 @@ class Tokenizer:
 
     def decode_batch(self, sequences: Sequence[Iterable[int]], skip_special_tokens: bool = True, *,
                      num_threads: int | None = None) -> list[str]:
+        skip_special_tokens = _flag(skip_special_tokens, "skip_special_tokens", "decode_batch()")
         return [self.decode(s, skip_special_tokens) for s in sequences]
 
     def __repr__(self) -> str:
