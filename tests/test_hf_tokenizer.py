@@ -763,3 +763,110 @@ def test_first_sight_pieces_hypothesis(deepseek):
         assert _model_ids(ours, raw) == [x.id for x in hf.model.tokenize(piece)], raw
 
     check()
+
+
+# -- found by tests/fuzz_hf_components.py (random pipelines) ------------------------------------
+def _wordlevel_hf(normalizer=None, pre=None):
+    hf = HFTokenizer(models.WordLevel({"a": 0, "[UNK]": 1, "fi": 2, "q": 3, "hello": 4, "x": 5}, unk_token="[UNK]"))
+    if normalizer is not None:
+        hf.normalizer = normalizer
+    hf.pre_tokenizer = pre or pre_tokenizers.WhitespaceSplit()
+    return hf
+
+
+@pytest.mark.parametrize("contents", [["x" * 1200], ["a" * i for i in range(1, 1200)], ["ab" * 700, "ab" * 300 + "c"]])
+def test_long_added_tokens_load(contents):
+    """An added token thousands of characters long (a WordLevel vocabulary word without a
+    pre-tokenizer is a whole training line) made the trie regex recurse per character."""
+    hf = _wordlevel_hf()
+    hf.add_tokens([AddedToken(c) for c in contents])
+    ours, hf = pair(hf)
+    for text in ["y" + "x" * 1200 + "z", "a" * 2500, "ab" * 800 + "c", "ab" * 300 + "c abab", "a x"]:
+        assert_same(ours, hf, text)
+
+
+def test_lone_surrogate_raises_on_the_python_path(metaspace_fallback, wordlevel_tok, added_kinds):
+    """tokenizers cannot take such a str; the Python pipeline (char-level models, normalizers)
+    carried it through with surrogatepass."""
+    for hf in (metaspace_fallback, wordlevel_tok, added_kinds):
+        ours = scantok.Tokenizer.from_str(hf.to_str())
+        for text in ["\udbd1", "ab\ud800 c", "<s>\udc00"]:
+            with pytest.raises(TypeError):
+                hf.encode(text)
+            for call in (ours.encode, lambda t: ours.encode_batch([t, "x"]), lambda t: ours.encode_batch_fast([t])):
+                with pytest.raises(UnicodeEncodeError):
+                    call(text)
+
+
+@pytest.mark.parametrize("scheme", ["always", "first", "never"])
+@pytest.mark.parametrize("rep", ["_", "\u2581"])
+def test_metaspace_decoder_first_token(scheme, rep):
+    """The Metaspace decoder drops every replacement character of the first token (not only a
+    leading one) and keeps the spaces a token already holds."""
+    dec = decoders.Metaspace(replacement=rep, prepend_scheme=scheme)
+    hf = _wordlevel_hf()
+    for toks in ([" can"], ["a_b"], ["_a_b", "_c"], ["__x", "_y"], [" ", " "], ["\u2581\u2581a\u2581", "b"], []):
+        hf.decoder = dec
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(toks + ["[UNK]"]))}
+        hf.model = models.WordLevel(vocab, unk_token="[UNK]")
+        ours = scantok.Tokenizer.from_str(hf.to_str())
+        ids = [vocab[t] for t in toks]
+        assert ours.decode(ids) == hf.decode(ids), toks
+
+
+def test_normalized_added_tokens_vocab_and_decode():
+    """A normalized added token keeps its content in token_to_id and get_vocab, id_to_token gives
+    its normalized content, and decode(skip_special_tokens=True) drops the tokens whose string is
+    a special token's content (so not a normalized special token whose content normalizes to
+    another string, but a vocabulary token spelt as a special one) — all as tokenizers."""
+    hf = _wordlevel_hf(normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase(), normalizers.Strip()]))
+    hf.add_tokens([AddedToken("ﬁ", normalized=True), AddedToken("Hello", normalized=True),
+                   AddedToken(" q ", normalized=True)])
+    hf.add_special_tokens([AddedToken("XY", normalized=True), AddedToken("AB", normalized=False),
+                           AddedToken("x", normalized=False)])
+    ours, hf = pair(hf)
+    for q in ["ﬁ", "fi", "Hello", "hello", "XY", "xy", "AB", "x", " q ", "q"]:
+        assert ours.token_to_id(q) == hf.token_to_id(q), q
+    assert ours.get_vocab() == hf.get_vocab()
+    assert ours.get_vocab_size() == hf.get_vocab_size()
+    n = hf.get_vocab_size() + 2
+    assert [ours.id_to_token(i) for i in range(n)] == [hf.id_to_token(i) for i in range(n)]
+    for skip in (True, False):
+        assert ours.decode(list(range(n)), skip_special_tokens=skip) == hf.decode(list(range(n)), skip_special_tokens=skip)
+    for text in ["ﬁ HELLO xy AB x q", "fi hello XY ab"]:
+        assert_same(ours, hf, text)
+
+
+def _template(single, pair=None):
+    return processors.TemplateProcessing(single=single, pair=pair or "$A $B:1",
+                                         special_tokens=[("[CLS]", 0), ("[SEP]", 1)])
+
+
+@pytest.mark.parametrize("steps", [
+    [_template("[CLS]:1 $A:0"), processors.BertProcessing(("[SEP]", 1), ("[CLS]", 0))],
+    [_template("$A:1"), processors.BertProcessing(("[SEP]", 1), ("[CLS]", 0))],
+    [_template("$A:1 [SEP]:2"), processors.RobertaProcessing(("[SEP]", 1), ("[CLS]", 0))],
+    [_template("[CLS] $A", "[CLS] $A $B:1"), processors.ByteLevel(trim_offsets=True), _template("$A [SEP]", "$B:1 $A")],
+    [_template("[CLS]:1 $A:2 [SEP]"), processors.ByteLevel(trim_offsets=True, add_prefix_space=False)],
+    [_template("[CLS] $A [SEP]"), _template("$A", "$B $A")],  # three encodings: tokenizers panics
+])
+def test_post_processor_sequence_passes_encodings(gpt2_style, steps):
+    """In a Sequence, TemplateProcessing hands the next steps one encoding per template piece:
+    two make them take their pair forms (BertProcessing keeps the type ids it is given,
+    RobertaProcessing zeroes them), ByteLevel trims each apart; more fail."""
+    hf = HFTokenizer.from_str(gpt2_style.to_str())
+    hf.post_processor = processors.Sequence(steps)
+    ours = scantok.Tokenizer.from_str(hf.to_str())
+    for text in ["hello world", "  the  quick ", "", " x"]:
+        for add in (True, False):
+            try:
+                hf.encode(text, add_special_tokens=add)
+            except BaseException:  # noqa: BLE001 - pyo3's PanicException
+                with pytest.raises(HFError):
+                    ours.encode(text, add_special_tokens=add)
+                with pytest.raises(HFError):
+                    ours.encode_batch_fast([text], add_special_tokens=add)
+                continue
+            assert_same(ours, hf, text, add_special_tokens=add)
+            assert ours.encode_batch_fast([text], add_special_tokens=add) == \
+                [e.ids for e in hf.encode_batch_fast([text], add_special_tokens=add)]

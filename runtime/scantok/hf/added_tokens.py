@@ -20,7 +20,10 @@ _LEADING_WS = re.compile(r"\s*")
 
 
 class AddedToken:
-    __slots__ = ("id", "content") + _OPTIONS
+    # content: as the file gives it (token_to_id, get_vocab and the special set go by it, as
+    # tokenizers); norm: the content normalized for a normalized token (what it matches in the
+    # normalized text and what id_to_token gives, as tokenizers), else the content
+    __slots__ = ("id", "content", "norm") + _OPTIONS
 
     def __init__(self, obj: Any, where: str):
         if not isinstance(obj, Mapping):
@@ -30,7 +33,7 @@ class AddedToken:
             raise HFError(f"{where}: 'content' must be a non-empty string")
         if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 2**32 - 1:
             raise HFError(f"{where}: 'id' must be a non-negative integer")
-        self.id, self.content = idx, content
+        self.id, self.content, self.norm = idx, content, content
         for opt in _OPTIONS:
             v = obj.get(opt, False)
             if not isinstance(v, bool):
@@ -52,13 +55,28 @@ def _trie_regex(words: Sequence[str]) -> re.Pattern | None:
         node[""] = True
 
     def build(node: dict) -> str:
-        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        alts = []
+        for ch, sub in sorted(node.items()):
+            if not ch:
+                continue
+            # a chain of single continuations is one literal (no recursion per character: a
+            # token may be thousands of characters long)
+            chain = [ch]
+            while len(sub) == 1 and "" not in sub:
+                (ch, sub), = sub.items()
+                chain.append(ch)
+            alts.append(re.escape("".join(chain)) + build(sub))
         if not alts:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
         return f"(?:{body})?" if "" in node else body
 
-    return re.compile(build(trie))
+    try:
+        return re.compile(build(trie))
+    except (RecursionError, re.error, OverflowError):
+        # a trie nested too deep for Python (or re) to build: the words longest first, which an
+        # alternation tries in order, so the first match at a position is also the longest
+        return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
 
 
 class AddedVocabulary:
@@ -66,17 +84,19 @@ class AddedVocabulary:
 
     def __init__(self, tokens: Sequence[Any], normalize: Callable[[str], str] | None):
         self.tokens = [AddedToken(t, f"added_tokens[{i}]") for i, t in enumerate(tokens)]
-        for t in self.tokens:  # a normalized token is known by its normalized content (as HF)
+        for t in self.tokens:  # a normalized token matches its normalized content (as HF)
             if t.normalized and normalize is not None:
-                t.content = normalize(t.content) or t.content
+                t.norm = normalize(t.content) or t.content
         self.by_content = {t.content: t for t in self.tokens}
         self.by_id = {t.id: t for t in self.tokens}
-        self.special_ids = {t.id for t in self.tokens if t.special}
+        # tokenizers' decode skips a token whose *string* (id_to_token's) is the content of a
+        # special token: see Tokenizer._skip_ids
+        self.special_contents = {t.content for t in self.tokens if t.special}
         raw = {t.content: t for t in self.tokens if not t.normalized}
         norm: dict[str, AddedToken] = {}
         for t in self.tokens:
             if t.normalized:
-                norm.setdefault(t.content, t)
+                norm.setdefault(t.norm, t)
         self._raw, self._norm = raw, norm
         # the first characters of all tokens, when few (a substring test is much faster than
         # the trie regex, and most texts hold none of them)

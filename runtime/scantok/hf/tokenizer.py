@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
@@ -41,6 +42,8 @@ def _pylist():
     return _pyl
 
 __all__ = ["Tokenizer", "Encoding"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _BEHAVIOR_CODE = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNext": 3, "Contiguous": 4}
 
@@ -232,6 +235,14 @@ class Tokenizer:
         self._added = AddedVocabulary(added, self._normalize_str if self._norm else None)
         self._has_added = bool(self._added)  # encode() asks per call (a Python __bool__ each)
         self._post = PostProcessor(obj.get("post_processor"), self.token_to_id)
+        # the ids decode(skip_special_tokens=True) drops: tokenizers drops a token whose string
+        # (id_to_token's) is a special token's content, so not a normalized special token whose
+        # normalized content differs, but a vocabulary token spelt as a special one
+        specials = self._added.special_contents
+        by_id = self._added.by_id
+        self._skip_ids = frozenset({i for i, t in by_id.items() if t.norm in specials}
+                                   | {i for c in specials if (i := self._model.vocab.get(c)) is not None
+                                      and i not in by_id})
         self._decoder = Decoder(obj.get("decoder"))
         # a ByteLevel decoder's bytes per id, made on first decode of the id (see decode)
         self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
@@ -286,7 +297,7 @@ class Tokenizer:
 
     def id_to_token(self, id: int) -> str | None:
         t = self._added.by_id.get(id)
-        return t.content if t is not None else self._model.inv.get(id)
+        return t.norm if t is not None else self._model.inv.get(id)
 
     # -- normalization --
     def _normalize_str(self, text: str) -> str:
@@ -451,6 +462,10 @@ class Tokenizer:
     def _encode_raw(self, text: str, offsets: bool) -> tuple[list[int], list | None, dict]:
         """Model ids (and offsets) of text, before post-processing, and the token strings of
         added tokens by position (their matched text, as tokenizers reports them)."""
+        if not text.isascii() and _SURROGATE.search(text) is not None:
+            # as the C path and tokenizers (which cannot take such a str): a lone surrogate is
+            # not text; the Python pipeline below would carry it through (surrogatepass)
+            str.encode(text, "utf-8")  # raises UnicodeEncodeError (a subclass's encode may not)
         ids: list[int] = []
         offs: list | None = [] if offsets else None
         matched: dict[int, str] = {}
@@ -516,10 +531,14 @@ class Tokenizer:
     def _special_wrap(self):
         """(prefix ids, suffix ids) the post-processor adds around a sequence, or None when it
         needs the tokens (offset trimming alone does not change ids)."""
-        probe = {"ids": [-1], "tokens": ["\x00"], "offsets": [(0, 0)], "type_ids": [0], "special": [0]}
-        try:
-            out = self._post.process(probe, True)
-        except Exception:  # pragma: no cover
+        self._post_errors = {}
+        for add in (False, True):
+            probe = {"ids": [-1], "tokens": ["\x00"], "offsets": [(0, 0)], "type_ids": [0], "special": [0]}
+            try:
+                out = self._post.process(probe, add)
+            except HFError as e:  # a post-processor that fails on every text (see PostProcessor)
+                self._post_errors[add] = e
+        if True in self._post_errors:
             return None
         k = out["ids"].index(-1)
         return out["ids"][:k], out["ids"][k + 1:]
@@ -561,6 +580,8 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"expected str, got {type(text).__name__}")
         ids = self._encode_raw(text, False)[0]
+        if self._post_errors and add_special_tokens in self._post_errors:
+            raise HFError(str(self._post_errors[add_special_tokens]))
         if add_special_tokens and self._wrap:
             pre, post = self._wrap
             if pre or post:
@@ -606,7 +627,7 @@ class Tokenizer:
 
     def _batch_ids(self, texts: list[str], add_special_tokens: bool) -> list[list[int]]:
         """One C call for the texts the fast path takes whole (no added token, no normalizer)."""
-        if self._stages is None or self._norm or not texts:
+        if self._stages is None or self._norm or not texts or add_special_tokens in self._post_errors:
             return [self._ids(t, add_special_tokens) for t in texts]
         if not self._prefix_space:
             from .._pylist import hf_encode_batch
@@ -673,7 +694,7 @@ class Tokenizer:
         if self._id_bytes is not None:
             return self._decode_byte_level(ids, skip_special_tokens)
         tokens = []
-        special = self._added.special_ids
+        special = self._skip_ids
         for i in ids:
             i = int(i)
             if skip_special_tokens and i in special:
@@ -689,7 +710,7 @@ class Tokenizer:
         the decoder does.  Through the decoder chain, token strings and a generator per token,
         two ids took 1.5 us (tokenizers: 0.36)."""
         cache = self._id_bytes
-        special = self._added.special_ids if skip_special_tokens else ()
+        special = self._skip_ids if skip_special_tokens else ()
         parts = []
         for i in ids:
             i = int(i)
