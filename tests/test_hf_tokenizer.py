@@ -870,3 +870,35 @@ def test_post_processor_sequence_passes_encodings(gpt2_style, steps):
             assert_same(ours, hf, text, add_special_tokens=add)
             assert ours.encode_batch_fast([text], add_special_tokens=add) == \
                 [e.ids for e in hf.encode_batch_fast([text], add_special_tokens=add)]
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("opts", [{"lstrip": True, "rstrip": True}, {"rstrip": True}, {"lstrip": True}])
+def test_added_token_emptied_by_lstrip(opts, normalized):
+    """A match whose whitespace the previous match's rstrip took: lstrip moves its start to its
+    end and tokenizers drops the empty split, token and all (scantok emitted an empty token)."""
+    hf = _wordlevel_hf(normalizers.Lowercase())
+    hf.add_tokens([AddedToken("\n", normalized=normalized, **opts), AddedToken(" ", normalized=normalized, **opts)])
+    ours, hf = pair(hf)
+    for text in ["\r\n\r\nⅠa", "\n\n", "a\n \n a", " \n\n ", "\n"]:
+        assert_same(ours, hf, text)
+
+
+def test_byte_fallback_with_subword_prefix_ids(train_text):
+    """byte_fallback with continuing_subword_prefix / end_of_word_suffix: tokenizers falls back to
+    the bytes of the prefixed character, counts them all as the character's, and its offsets run
+    past the text (not compared); scantok raised IndexError there. Ids and tokens as tokenizers."""
+    tok = _bpe_trained(train_text[:20], pre_tokenizers.Whitespace(), vocab_size=400,
+                       model_kw={"byte_fallback": True, "continuing_subword_prefix": "##", "end_of_word_suffix": "_"},
+                       continuing_subword_prefix="##", end_of_word_suffix="_", limit_alphabet=40)
+    obj = json.loads(tok.to_str())
+    vocab = obj["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", max(vocab.values()) + 1)
+    for norm in (None, {"type": "NFD"}):  # NFD: offsets through an alignment list
+        obj["normalizer"] = norm
+        ours, hf = pair(HFTokenizer.from_str(json.dumps(obj)))
+        for text in ["\n ộ ", "ộ", "aộb", "你好 world", "ﬁx"]:
+            a, b = ours.encode(text), hf.encode(text)
+            assert (a.ids, a.tokens) == (b.ids, b.tokens), text
+            assert all(0 <= x <= y <= len(text) for x, y in a.offsets), text

@@ -162,6 +162,12 @@ class AddedVocabulary:
                 stop = _LEADING_WS.match(text, stop).end()
             if pos < start:
                 out.append((pos, start, None))
+            if stop <= start:
+                # lstrip moved the start to the end of the previous match (whose rstrip took this
+                # match's whitespace): tokenizers drops the empty split, token and all (and
+                # panics when the start passes the end)
+                pos = max(pos, start)
+                continue
             out.append((start, stop, tok))
             pos = stop
         if pos < len(text):

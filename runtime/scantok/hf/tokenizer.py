@@ -415,10 +415,18 @@ class Tokenizer:
                     offs.extend(p.orig(a, b) for a, b in zip(st, en))
                 return
             p = p.to_byte_chars()
+        n = len(p.text)
         for i, a, b in self._model.tokenize(p.text):
             ids.append(i)
             if offs is not None:
-                offs.append(p.orig(a, b) if b > a else (p.orig(a, a + 1)[0],) * 2 if p.text else (0, 0))
+                if a >= n and n:
+                    # past the piece: byte_fallback counts the bytes of a continuing_subword_prefix
+                    # or end_of_word_suffix as the character's, as tokenizers does (whose offsets
+                    # then run past the text too): the end of the piece
+                    e = p.orig(n - 1, n)[1]
+                    offs.append((e, e))
+                    continue
+                offs.append(p.orig(a, b) if b > a else (p.orig(a, a + 1)[0],) * 2 if n else (0, 0))
 
     def _encode_raw_piece(self, text: str):
         import numpy as np
