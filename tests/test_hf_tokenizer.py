@@ -902,3 +902,14 @@ def test_byte_fallback_with_subword_prefix_ids(train_text):
             a, b = ours.encode(text), hf.encode(text)
             assert (a.ids, a.tokens) == (b.ids, b.tokens), text
             assert all(0 <= x <= y <= len(text) for x, y in a.offsets), text
+
+
+def test_single_word_uses_rust_word_characters():
+    """single_word tests the characters beside a match with Rust regex's \\w (letters, marks,
+    decimal digits, connector punctuation, joiners), not Python's (no marks, but "²")."""
+    hf = _wordlevel_hf()
+    hf.add_tokens([AddedToken("XQ", single_word=True, normalized=False)])
+    ours, hf = pair(hf)
+    cps = [c for c in list(range(0x3000)) + list(range(0x3000, 0x110000, 7)) if not 0xD800 <= c < 0xE000]
+    for texts in ([chr(c) + "XQ" for c in cps], ["XQ" + chr(c) for c in cps]):
+        assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]

@@ -14,7 +14,18 @@ from typing import Any, Callable, Mapping, Sequence
 from .errors import HFError
 
 _OPTIONS = ("single_word", "lstrip", "rstrip", "normalized", "special")
-_WORD = re.compile(r"\w")
+# Rust regex's \w (tokenizers' single_word test): Alphabetic, marks, decimal digits, connector
+# punctuation, Join_Control (UTS #18). Python's \w is isalnum() and "_": no marks, but No ("²")
+_WORD = None
+
+
+def _word():
+    global _WORD
+    if _WORD is None:
+        import regex
+
+        _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+    return _WORD
 _TRAILING_WS = re.compile(r"\s*\Z")
 _LEADING_WS = re.compile(r"\s*")
 
@@ -152,9 +163,10 @@ class AddedVocabulary:
             start, stop = m.span()
             tok = table[m.group()]
             if tok.single_word:
-                if start > 0 and _WORD.match(text[start - 1]):
+                word = _word()
+                if start > 0 and word.match(text[start - 1]):
                     continue
-                if stop < len(text) and _WORD.match(text[stop]):
+                if stop < len(text) and word.match(text[stop]):
                     continue
             if tok.lstrip:
                 start = max(_TRAILING_WS.search(text, 0, start).start(), pos)
