@@ -913,3 +913,16 @@ def test_single_word_uses_rust_word_characters():
     cps = [c for c in list(range(0x3000)) + list(range(0x3000, 0x110000, 7)) if not 0xD800 <= c < 0xE000]
     for texts in ([chr(c) + "XQ" for c in cps], ["XQ" + chr(c) for c in cps]):
         assert ours.encode_batch_fast(texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+
+
+def test_lstrip_rstrip_use_rust_whitespace():
+    """lstrip / rstrip take Rust regex's \\s (White_Space): not U+001C..U+001F, which Python's \\s
+    takes (an added token ' ' with rstrip swallowed a following '\\x1f')."""
+    hf = _wordlevel_hf()
+    hf.add_tokens([AddedToken("XQ", lstrip=True, rstrip=True, normalized=False)])
+    ours, hf = pair(hf)
+    cps = list(range(0x21)) + [0x7F, 0x85, 0xA0, 0x1680, 0x180E, 0x200B, 0x2028, 0x202F, 0x205F, 0x3000, 0xFEFF]
+    cps += list(range(0x2000, 0x2010))
+    texts = ["a" + chr(c) * 2 + "XQ" + chr(c) + "b" for c in cps]
+    assert [e.offsets for e in ours.encode_batch(texts, num_threads=1)] == \
+        [[tuple(o) for o in e.offsets] for e in hf.encode_batch(texts)]

@@ -26,8 +26,11 @@ def _word():
 
         _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
     return _WORD
-_TRAILING_WS = re.compile(r"\s*\Z")
-_LEADING_WS = re.compile(r"\s*")
+# Rust regex's \s (tokenizers' lstrip / rstrip): the White_Space property; Python's \s also takes
+# U+001C..U+001F
+_RUST_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_TRAILING_WS = re.compile(f"[{_RUST_WS}]*\\Z")
+_LEADING_WS = re.compile(f"[{_RUST_WS}]*")
 
 
 class AddedToken:
