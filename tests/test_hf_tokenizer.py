@@ -926,3 +926,21 @@ def test_lstrip_rstrip_use_rust_whitespace():
     texts = ["a" + chr(c) * 2 + "XQ" + chr(c) + "b" for c in cps]
     assert [e.offsets for e in ours.encode_batch(texts, num_threads=1)] == \
         [[tuple(o) for o in e.offsets] for e in hf.encode_batch(texts)]
+
+
+@pytest.mark.parametrize("norm", [normalizers.Replace(Regex(r"\p{P}"), ""),
+                                  normalizers.BertNormalizer(strip_accents=True, lowercase=True),
+                                  normalizers.Strip()])
+def test_metaspace_first_after_a_normalizer_removes_the_start(train_text, norm):
+    """Metaspace prepend_scheme "first" prepends only to the piece that starts the original text;
+    when the normalizer removed the first characters no piece does. encode knew (it tracks the
+    alignments); the ids-only paths (encode_batch_fast) did not."""
+    tok = _bpe_trained(train_text[:30], pre_tokenizers.Metaspace(prepend_scheme="first"), normalizer=norm,
+                       vocab_size=500)
+    ours, hf = pair(tok)
+    texts = ["\\u", "\u0301x", "  hello world", ",hello", "hello", "", " "]
+    for add in (True, False):
+        assert ours.encode_batch_fast(texts, add_special_tokens=add) == \
+            [e.ids for e in hf.encode_batch_fast(texts, add_special_tokens=add)]
+    for text in texts:
+        assert_same(ours, hf, text)

@@ -247,6 +247,10 @@ class Tokenizer:
         # a ByteLevel decoder's bytes per id, made on first decode of the id (see decode)
         self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
         # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
+        # Metaspace's prepend_scheme "first" asks where a piece starts in the original text
+        # (a normalizer may have removed the text's first characters): the ids-only paths
+        # track the alignments too
+        self._first_scheme = any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
@@ -486,7 +490,7 @@ class Tokenizer:
                 if offs is not None:
                     offs.append((a, b))
                 continue
-            ns = _NS(text[a:b], track=offsets)
+            ns = _NS(text[a:b], track=offsets or self._first_scheme)
             for step in self._norm:
                 step(ns)
             if added.has_normalized:
