@@ -44,6 +44,13 @@ fuzz: fuzz-hf
 fuzz-hf:
 	$(PYTHON) tests/fuzz_hf.py --seconds $${FUZZ_SECONDS:-600}
 
+# Part of `make fuzz`: scantok.Tokenizer against tokenizers on random pipelines (model, normalizer,
+# pre-tokenizer, added tokens, post-processor and decoder drawn anew for each tokenizer.json).
+.PHONY: fuzz-hf-components
+fuzz: fuzz-hf-components
+fuzz-hf-components:
+	$(PYTHON) tests/fuzz_hf_components.py --seconds $${FUZZ_SECONDS:-600}
+
 # Long differential campaigns: FUZZ_SECONDS of random inputs on every scanner and path, as
 # long on every BPE encoding against tiktoken, then the scanner property tests with the
 # "fuzz" hypothesis profile (2,000 examples each).

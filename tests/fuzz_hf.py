@@ -45,10 +45,10 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("RAYON_NUM_THREADS", "1")  # the oracle on one thread, before it loads
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
+from fuzz_setup import CORPORA, SHARED, Raised, outcome  # noqa: E402 (first: the oracle on one thread before it loads)
 
 import tokenizers  # noqa: E402
 
@@ -59,10 +59,6 @@ from scantok.threadpool import PARALLEL_MIN  # noqa: E402
 from shrinking import ddmin  # noqa: E402
 from strategies import random_fragments  # noqa: E402
 
-SHARED = TESTS.parent.parent / "shared"
-if not SHARED.exists():
-    SHARED = Path("/work/shared")
-CORPORA = ("en", "code", "multi")
 ENCODINGS = ("o200k_base", "cl100k_base")
 
 # the largest code point of each kind (ascii, latin1, ucs2, ucs4), and the kind's weight
@@ -95,29 +91,9 @@ HF_CHECKS = {  # label: (scantok's expression, tokenizers'), on the text x
 }
 
 
-class Raised:
-    """An exception's outcome: equal to any other (the libraries raise different types)."""
-
-    def __init__(self, exc: BaseException):
-        self.name = type(exc).__name__
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Raised)
-
-    def __repr__(self) -> str:
-        return f"<raised {self.name}>"
-
-
 class Sub(str):
     def encode(self, *args, **kwargs):  # the libraries must read the characters
         return b"not these"
-
-
-def outcome(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as exc:
-        return Raised(exc)
 
 
 def source(x) -> str:

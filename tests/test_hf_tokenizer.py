@@ -66,10 +66,10 @@ def fast_ids(tok, texts, *args, **kw) -> list[list[int]]:
     return [e.ids for e in tok.encode_batch_fast(texts, *args, **kw)]
 
 
-def assert_fast_same(ours, hf, texts, *, num_threads=1):
+def assert_fast_same(ours, hf, texts, *, num_threads=1, adds=(True, False)):
     """encode_batch_fast's Encodings field by field: tokenizers' have offsets (0, 0) and an
     empty string for each token of the text (the post-processor's tokens keep theirs)."""
-    for add in (True, False):
+    for add in adds:
         got = ours.encode_batch_fast(texts, add, num_threads=num_threads)
         want = hf.encode_batch_fast(texts, add_special_tokens=add)
         assert len(got) == len(want)
@@ -402,6 +402,55 @@ def test_flags_are_bools_as_tokenizers(deepseek, gpt2_style):
                         call(ours, v)
                     continue
                 assert call(ours, v) == want
+
+
+def test_runs_without_the_regex_module(request, tmp_path):
+    """The `regex` module is a test dependency (the oracle), not scantok's: every HF component
+    (normalizers on non-ASCII text, String splits, added tokens with single_word, WordLevel's
+    added tokens) runs in a process where it cannot be imported, with tokenizers' results."""
+    import subprocess
+    import sys
+
+    hf_string_split = HFTokenizer.from_str(request.getfixturevalue("gpt2_style").to_str())
+    hf_string_split.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(" ", "isolated"),
+                                                             pre_tokenizers.ByteLevel(use_regex=False)])
+    hfs = [request.getfixturevalue(n) for n in BUILT] + [hf_string_split]
+    texts = SPICE + ["".join(SPICE), "Ⅻ a_b x<s>y <s> é\u0301 Ǆ ﬁ"]
+    want = []
+    for k, hf in enumerate(hfs):
+        (tmp_path / f"{k}.json").write_text(hf.to_str(), encoding="utf-8")
+        want.append([[e.ids, [list(o) for o in e.offsets]] for e in hf.encode_batch(texts)])
+    vocab = {"[UNK]": 0, "hello": 1, "x": 2, "é": 3}
+    added = [{"id": 9, "content": "<s>", "special": True}, {"id": 10, "content": "hel", "special": False}]
+    wl_want = scantok.WordLevel(vocab, "[UNK]", "nfkc", "whitespace", added_tokens=added).encode_batch(texts)
+    child = f"""
+import json, sys
+sys.modules["regex"] = None  # import regex raises ImportError
+import scantok
+texts = json.loads({json.dumps(json.dumps(texts))})
+out = [[[e.ids, [list(o) for o in e.offsets]] for e in scantok.Tokenizer.from_file(f"{tmp_path}/{{k}}.json").encode_batch(texts)]
+       for k in range({len(hfs)})]
+wl = scantok.WordLevel({vocab!r}, "[UNK]", "nfkc", "whitespace", added_tokens={added!r}).encode_batch(texts)
+print(json.dumps([out, wl]))
+"""
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    got, wl = json.loads(run.stdout)
+    assert got == want
+    assert wl == [list(x) for x in wl_want]
+
+
+def test_added_token_normalized_to_nothing_is_refused(gpt2_style):
+    """A normalized added token whose content the normalizer empties (" " under Strip):
+    tokenizers matches the empty string between every two characters (it cuts "--" into two
+    tokens where the model merges them) and panics on some texts; scantok refuses the file with
+    a clear error instead of giving other ids."""
+    hf = HFTokenizer.from_str(gpt2_style.to_str())
+    hf.normalizer = normalizers.Strip(left=True, right=False)
+    hf.add_tokens([AddedToken(" ", normalized=True)])
+    assert [len(hf.encode("--").ids), len(HFTokenizer.from_str(gpt2_style.to_str()).encode("--").ids)] == [2, 1]
+    with pytest.raises(UnsupportedComponentError, match="normalizes to the empty string"):
+        scantok.Tokenizer.from_str(hf.to_str())
 
 
 def test_deepseek_corpora(deepseek, corpora):
@@ -936,3 +985,186 @@ def test_first_sight_pieces_hypothesis(deepseek):
         assert _model_ids(ours, raw) == [x.id for x in hf.model.tokenize(piece)], raw
 
     check()
+
+
+# -- found by tests/fuzz_hf_components.py (random pipelines) ------------------------------------
+def _wordlevel_hf(normalizer=None, pre=None):
+    hf = HFTokenizer(models.WordLevel({"a": 0, "[UNK]": 1, "fi": 2, "q": 3, "hello": 4, "x": 5}, unk_token="[UNK]"))
+    if normalizer is not None:
+        hf.normalizer = normalizer
+    hf.pre_tokenizer = pre or pre_tokenizers.WhitespaceSplit()
+    return hf
+
+
+@pytest.mark.parametrize("contents", [["x" * 1200], ["a" * i for i in range(1, 1200)], ["ab" * 700, "ab" * 300 + "c"]])
+def test_long_added_tokens_load(contents):
+    """An added token thousands of characters long (a WordLevel vocabulary word without a
+    pre-tokenizer is a whole training line) made the trie regex recurse per character."""
+    hf = _wordlevel_hf()
+    hf.add_tokens([AddedToken(c) for c in contents])
+    ours, hf = pair(hf)
+    for text in ["y" + "x" * 1200 + "z", "a" * 2500, "ab" * 800 + "c", "ab" * 300 + "c abab", "a x"]:
+        assert_same(ours, hf, text)
+
+
+def test_lone_surrogate_raises_on_the_python_path(metaspace_fallback, wordlevel_tok, added_kinds):
+    """tokenizers cannot take such a str; the Python pipeline (char-level models, normalizers)
+    carried it through with surrogatepass."""
+    for hf in (metaspace_fallback, wordlevel_tok, added_kinds):
+        ours = scantok.Tokenizer.from_str(hf.to_str())
+        for text in ["\udbd1", "ab\ud800 c", "<s>\udc00"]:
+            with pytest.raises(TypeError):
+                hf.encode(text)
+            for call in (ours.encode, lambda t: ours.encode_batch([t, "x"]), lambda t: ours.encode_batch_fast([t])):
+                with pytest.raises(UnicodeEncodeError):
+                    call(text)
+
+
+@pytest.mark.parametrize("scheme", ["always", "first", "never"])
+@pytest.mark.parametrize("rep", ["_", "\u2581"])
+def test_metaspace_decoder_first_token(scheme, rep):
+    """The Metaspace decoder drops every replacement character of the first token (not only a
+    leading one) and keeps the spaces a token already holds."""
+    dec = decoders.Metaspace(replacement=rep, prepend_scheme=scheme)
+    hf = _wordlevel_hf()
+    for toks in ([" can"], ["a_b"], ["_a_b", "_c"], ["__x", "_y"], [" ", " "], ["\u2581\u2581a\u2581", "b"], []):
+        hf.decoder = dec
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(toks + ["[UNK]"]))}
+        hf.model = models.WordLevel(vocab, unk_token="[UNK]")
+        ours = scantok.Tokenizer.from_str(hf.to_str())
+        ids = [vocab[t] for t in toks]
+        assert ours.decode(ids) == hf.decode(ids), toks
+
+
+def test_normalized_added_tokens_vocab_and_decode():
+    """A normalized added token keeps its content in token_to_id and get_vocab, id_to_token gives
+    its normalized content, and decode(skip_special_tokens=True) drops the tokens whose string is
+    a special token's content (so not a normalized special token whose content normalizes to
+    another string, but a vocabulary token spelt as a special one) — all as tokenizers."""
+    hf = _wordlevel_hf(normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase(), normalizers.Strip()]))
+    hf.add_tokens([AddedToken("ﬁ", normalized=True), AddedToken("Hello", normalized=True),
+                   AddedToken(" q ", normalized=True)])
+    hf.add_special_tokens([AddedToken("XY", normalized=True), AddedToken("AB", normalized=False),
+                           AddedToken("x", normalized=False)])
+    ours, hf = pair(hf)
+    for q in ["ﬁ", "fi", "Hello", "hello", "XY", "xy", "AB", "x", " q ", "q"]:
+        assert ours.token_to_id(q) == hf.token_to_id(q), q
+    assert ours.get_vocab() == hf.get_vocab()
+    assert ours.get_vocab_size() == hf.get_vocab_size()
+    n = hf.get_vocab_size() + 2
+    assert [ours.id_to_token(i) for i in range(n)] == [hf.id_to_token(i) for i in range(n)]
+    for skip in (True, False):
+        assert ours.decode(list(range(n)), skip_special_tokens=skip) == hf.decode(list(range(n)), skip_special_tokens=skip)
+    for text in ["ﬁ HELLO xy AB x q", "fi hello XY ab"]:
+        assert_same(ours, hf, text)
+
+
+def _template(single, pair=None):
+    return processors.TemplateProcessing(single=single, pair=pair or "$A $B:1",
+                                         special_tokens=[("[CLS]", 0), ("[SEP]", 1)])
+
+
+@pytest.mark.parametrize("steps", [
+    [_template("[CLS]:1 $A:0"), processors.BertProcessing(("[SEP]", 1), ("[CLS]", 0))],
+    [_template("$A:1"), processors.BertProcessing(("[SEP]", 1), ("[CLS]", 0))],
+    [_template("$A:1 [SEP]:2"), processors.RobertaProcessing(("[SEP]", 1), ("[CLS]", 0))],
+    [_template("[CLS] $A", "[CLS] $A $B:1"), processors.ByteLevel(trim_offsets=True), _template("$A [SEP]", "$B:1 $A")],
+    [_template("[CLS]:1 $A:2 [SEP]"), processors.ByteLevel(trim_offsets=True, add_prefix_space=False)],
+    [_template("[CLS] $A [SEP]"), _template("$A", "$B $A")],  # three encodings: tokenizers panics
+])
+def test_post_processor_sequence_passes_encodings(gpt2_style, steps):
+    """In a Sequence, TemplateProcessing hands the next steps one encoding per template piece:
+    two make them take their pair forms (BertProcessing keeps the type ids it is given,
+    RobertaProcessing zeroes them), ByteLevel trims each apart; more fail."""
+    hf = HFTokenizer.from_str(gpt2_style.to_str())
+    hf.post_processor = processors.Sequence(steps)
+    ours = scantok.Tokenizer.from_str(hf.to_str())
+    for text in ["hello world", "  the  quick ", "", " x"]:
+        for add in (True, False):
+            try:
+                hf.encode(text, add_special_tokens=add)
+            except BaseException:  # noqa: BLE001 - pyo3's PanicException
+                with pytest.raises(HFError):
+                    ours.encode(text, add_special_tokens=add)
+                with pytest.raises(HFError):
+                    ours.encode_batch_fast([text], add_special_tokens=add)
+                continue
+            assert_same(ours, hf, text, add_special_tokens=add)
+            assert fast_ids(ours, [text], add_special_tokens=add) == \
+                [e.ids for e in hf.encode_batch_fast([text], add_special_tokens=add)]
+            assert_fast_same(ours, hf, [text], adds=(add,))
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("opts", [{"lstrip": True, "rstrip": True}, {"rstrip": True}, {"lstrip": True}])
+def test_added_token_emptied_by_lstrip(opts, normalized):
+    """A match whose whitespace the previous match's rstrip took: lstrip moves its start to its
+    end and tokenizers drops the empty split, token and all (scantok emitted an empty token)."""
+    hf = _wordlevel_hf(normalizers.Lowercase())
+    hf.add_tokens([AddedToken("\n", normalized=normalized, **opts), AddedToken(" ", normalized=normalized, **opts)])
+    ours, hf = pair(hf)
+    for text in ["\r\n\r\nⅠa", "\n\n", "a\n \n a", " \n\n ", "\n"]:
+        assert_same(ours, hf, text)
+
+
+def test_byte_fallback_with_subword_prefix_ids(train_text):
+    """byte_fallback with continuing_subword_prefix / end_of_word_suffix: tokenizers falls back to
+    the bytes of the prefixed character, counts them all as the character's, and its offsets run
+    past the text (not compared); scantok raised IndexError there. Ids and tokens as tokenizers."""
+    tok = _bpe_trained(train_text[:20], pre_tokenizers.Whitespace(), vocab_size=400,
+                       model_kw={"byte_fallback": True, "continuing_subword_prefix": "##", "end_of_word_suffix": "_"},
+                       continuing_subword_prefix="##", end_of_word_suffix="_", limit_alphabet=40)
+    obj = json.loads(tok.to_str())
+    vocab = obj["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", max(vocab.values()) + 1)
+    for norm in (None, {"type": "NFD"}):  # NFD: offsets through an alignment list
+        obj["normalizer"] = norm
+        ours, hf = pair(HFTokenizer.from_str(json.dumps(obj)))
+        for text in ["\n ộ ", "ộ", "aộb", "你好 world", "ﬁx"]:
+            a, b = ours.encode(text), hf.encode(text)
+            assert (a.ids, a.tokens) == (b.ids, b.tokens), text
+            assert all(0 <= x <= y <= len(text) for x, y in a.offsets), text
+
+
+def test_single_word_uses_rust_word_characters():
+    """single_word tests the characters beside a match with Rust regex's \\w (letters, marks,
+    decimal digits, connector punctuation, joiners), not Python's (no marks, but "²")."""
+    hf = _wordlevel_hf()
+    hf.add_tokens([AddedToken("XQ", single_word=True, normalized=False)])
+    ours, hf = pair(hf)
+    cps = [c for c in list(range(0x3000)) + list(range(0x3000, 0x110000, 7)) if not 0xD800 <= c < 0xE000]
+    for texts in ([chr(c) + "XQ" for c in cps], ["XQ" + chr(c) for c in cps]):
+        assert fast_ids(ours, texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+
+
+def test_lstrip_rstrip_use_rust_whitespace():
+    """lstrip / rstrip take Rust regex's \\s (White_Space): not U+001C..U+001F, which Python's \\s
+    takes (an added token ' ' with rstrip swallowed a following '\\x1f')."""
+    hf = _wordlevel_hf()
+    hf.add_tokens([AddedToken("XQ", lstrip=True, rstrip=True, normalized=False)])
+    ours, hf = pair(hf)
+    cps = list(range(0x21)) + [0x7F, 0x85, 0xA0, 0x1680, 0x180E, 0x200B, 0x2028, 0x202F, 0x205F, 0x3000, 0xFEFF]
+    cps += list(range(0x2000, 0x2010))
+    texts = ["a" + chr(c) * 2 + "XQ" + chr(c) + "b" for c in cps]
+    assert [e.offsets for e in ours.encode_batch(texts, num_threads=1)] == \
+        [[tuple(o) for o in e.offsets] for e in hf.encode_batch(texts)]
+
+
+@pytest.mark.parametrize("norm", [normalizers.Replace(Regex(r"\p{P}"), ""),
+                                  normalizers.BertNormalizer(strip_accents=True, lowercase=True),
+                                  normalizers.Strip()])
+def test_metaspace_first_after_a_normalizer_removes_the_start(train_text, norm):
+    """Metaspace prepend_scheme "first" prepends only to the piece that starts the original text;
+    when the normalizer removed the first characters no piece does. encode knew (it tracks the
+    alignments); the ids-only paths (encode_batch_fast) did not."""
+    tok = _bpe_trained(train_text[:30], pre_tokenizers.Metaspace(prepend_scheme="first"), normalizer=norm,
+                       vocab_size=500)
+    ours, hf = pair(tok)
+    texts = ["\\u", "\u0301x", "  hello world", ",hello", "hello", "", " "]
+    for add in (True, False):
+        assert fast_ids(ours, texts, add_special_tokens=add) == \
+            [e.ids for e in hf.encode_batch_fast(texts, add_special_tokens=add)]
+    assert_fast_same(ours, hf, texts)
+    for text in texts:
+        assert_same(ours, hf, text)

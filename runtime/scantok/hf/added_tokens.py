@@ -11,16 +11,43 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import HFError
+from .errors import HFError, UnsupportedComponentError
 
 _OPTIONS = ("single_word", "lstrip", "rstrip", "normalized", "special")
-_WORD = re.compile(r"\w")
-_TRAILING_WS = re.compile(r"\s*\Z")
-_LEADING_WS = re.compile(r"\s*")
+# Rust regex's \w (tokenizers' single_word test): Alphabetic, marks, decimal digits, connector
+# punctuation, Join_Control (UTS #18). Python's \w is isalnum() and "_": no marks, but No ("²").
+# A scanner compiled at first use (scantok.compile, from the package's Unicode tables): the
+# `regex` module is a test dependency only.
+_WORD = None
+_WORD_CACHE: dict[str, bool] = {}
+
+
+def _is_word_char(ch: str) -> bool:
+    global _WORD
+    hit = _WORD_CACHE.get(ch)
+    if hit is None:
+        if _WORD is None:
+            from ..compiler.runtime import compile as compile_scanner
+
+            _WORD = compile_scanner(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+        hit = bool(_WORD.spans(ch))
+        if len(_WORD_CACHE) < 65536:
+            _WORD_CACHE[ch] = hit
+    return hit
+
+
+# Rust regex's \s (tokenizers' lstrip / rstrip): the White_Space property; Python's \s also takes
+# U+001C..U+001F
+_RUST_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_TRAILING_WS = re.compile(f"[{_RUST_WS}]*\\Z")
+_LEADING_WS = re.compile(f"[{_RUST_WS}]*")
 
 
 class AddedToken:
-    __slots__ = ("id", "content") + _OPTIONS
+    # content: as the file gives it (token_to_id, get_vocab and the special set go by it, as
+    # tokenizers); norm: the content normalized for a normalized token (what it matches in the
+    # normalized text and what id_to_token gives, as tokenizers), else the content
+    __slots__ = ("id", "content", "norm") + _OPTIONS
 
     def __init__(self, obj: Any, where: str):
         if not isinstance(obj, Mapping):
@@ -30,7 +57,7 @@ class AddedToken:
             raise HFError(f"{where}: 'content' must be a non-empty string")
         if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 2**32 - 1:
             raise HFError(f"{where}: 'id' must be a non-negative integer")
-        self.id, self.content = idx, content
+        self.id, self.content, self.norm = idx, content, content
         for opt in _OPTIONS:
             v = obj.get(opt, False)
             if not isinstance(v, bool):
@@ -52,13 +79,28 @@ def _trie_regex(words: Sequence[str]) -> re.Pattern | None:
         node[""] = True
 
     def build(node: dict) -> str:
-        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        alts = []
+        for ch, sub in sorted(node.items()):
+            if not ch:
+                continue
+            # a chain of single continuations is one literal (no recursion per character: a
+            # token may be thousands of characters long)
+            chain = [ch]
+            while len(sub) == 1 and "" not in sub:
+                (ch, sub), = sub.items()
+                chain.append(ch)
+            alts.append(re.escape("".join(chain)) + build(sub))
         if not alts:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
         return f"(?:{body})?" if "" in node else body
 
-    return re.compile(build(trie))
+    try:
+        return re.compile(build(trie))
+    except (RecursionError, re.error, OverflowError):
+        # a trie nested too deep for Python (or re) to build: the words longest first, which an
+        # alternation tries in order, so the first match at a position is also the longest
+        return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
 
 
 class AddedVocabulary:
@@ -66,17 +108,26 @@ class AddedVocabulary:
 
     def __init__(self, tokens: Sequence[Any], normalize: Callable[[str], str] | None):
         self.tokens = [AddedToken(t, f"added_tokens[{i}]") for i, t in enumerate(tokens)]
-        for t in self.tokens:  # a normalized token is known by its normalized content (as HF)
+        for t in self.tokens:  # a normalized token matches its normalized content (as HF)
             if t.normalized and normalize is not None:
-                t.content = normalize(t.content) or t.content
+                t.norm = normalize(t.content)
+                if not t.norm:
+                    # tokenizers matches the empty string at every position then: it cuts the
+                    # normalized text into single characters, and some texts panic it
+                    # ("AddedVocabulary bad split"); no result to reproduce
+                    raise UnsupportedComponentError(
+                        f"added token {t.content!r} (id {t.id}): normalized, its content normalizes to the empty "
+                        "string, which tokenizers matches between every two characters (not supported)")
         self.by_content = {t.content: t for t in self.tokens}
         self.by_id = {t.id: t for t in self.tokens}
-        self.special_ids = {t.id for t in self.tokens if t.special}
+        # tokenizers' decode skips a token whose *string* (id_to_token's) is the content of a
+        # special token: see Tokenizer._skip_ids
+        self.special_contents = {t.content for t in self.tokens if t.special}
         raw = {t.content: t for t in self.tokens if not t.normalized}
         norm: dict[str, AddedToken] = {}
         for t in self.tokens:
             if t.normalized:
-                norm.setdefault(t.content, t)
+                norm.setdefault(t.norm, t)
         self._raw, self._norm = raw, norm
         # the first characters of all tokens, when few (a substring test is much faster than
         # the trie regex, and most texts hold none of them)
@@ -132,9 +183,9 @@ class AddedVocabulary:
             start, stop = m.span()
             tok = table[m.group()]
             if tok.single_word:
-                if start > 0 and _WORD.match(text[start - 1]):
+                if start > 0 and _is_word_char(text[start - 1]):
                     continue
-                if stop < len(text) and _WORD.match(text[stop]):
+                if stop < len(text) and _is_word_char(text[stop]):
                     continue
             if tok.lstrip:
                 start = max(_TRAILING_WS.search(text, 0, start).start(), pos)
@@ -142,6 +193,12 @@ class AddedVocabulary:
                 stop = _LEADING_WS.match(text, stop).end()
             if pos < start:
                 out.append((pos, start, None))
+            if stop <= start:
+                # lstrip moved the start to the end of the previous match (whose rstrip took this
+                # match's whitespace): tokenizers drops the empty split, token and all (and
+                # panics when the start passes the end)
+                pos = max(pos, start)
+                continue
             out.append((start, stop, tok))
             pos = stop
         if pos < len(text):

@@ -93,13 +93,9 @@ class Decoder:
                 raise HFError(f"{where}: Metaspace replacement must be one character")
 
             def metaspace(toks, rep=rep, strip=scheme != "never"):
-                out = []
-                for i, t in enumerate(toks):
-                    t = t.replace(rep, " ")
-                    if i == 0 and strip and t.startswith(" "):
-                        t = t[1:]
-                    out.append(t)
-                return out
+                # as tokenizers: every replacement character of the first token is dropped (not
+                # only a leading one), and the spaces a token already holds stay
+                return [t.replace(rep, "" if i == 0 and strip else " ") for i, t in enumerate(toks)]
 
             self.chain.append(metaspace)
         elif t == "WordPiece":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..threadpool import thread_pool, usable_cpus
@@ -120,10 +121,8 @@ class WordLevel:
         self._unk_id = self._vocab.get(self._unk_token)
         self._added_re = None
         if self._added:
-            import regex
-
             alts = sorted((t["content"] for t in self._added), key=len, reverse=True)
-            self._added_re = regex.compile("|".join(regex.escape(a) for a in alts))
+            self._added_re = re.compile("|".join(re.escape(a) for a in alts))
         # the hot path: one split that keeps its matches
         self._fast = None
         if len(self._stages) == 1 and len(self._stages[0]) == 1 and self._stages[0][0].keeps_matches_only:

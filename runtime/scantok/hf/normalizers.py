@@ -2,6 +2,7 @@
 char, the range of the original text it comes from, so offsets map back exactly as HF's."""
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any, Mapping
 
@@ -209,19 +210,17 @@ def _unicode_nf(ns: _NS, form: str) -> None:
     has_frozen = bool(frozen) and not frozen.isdisjoint(map(ord, t))
     if not has_frozen and unicodedata.is_normalized(form, t):
         return
-    import regex
-
     if not ns.track:  # text only: normalize the stretches between characters HF leaves alone
         if not has_frozen:
             ns.text = unicodedata.normalize(form, t)
         else:
             fz = "".join(f"\\U{c:08X}" for c in sorted(frozen))
             ns.text = "".join(p if i % 2 else unicodedata.normalize(form, p)
-                              for i, p in enumerate(regex.split(f"([{fz}])", t)))
+                              for i, p in enumerate(re.split(f"([{fz}])", t)))
         return
 
     regions = []
-    for m in regex.finditer(r"[\x00-\x7f]?[^\x00-\x7f]+", t):
+    for m in re.finditer(r"[\x00-\x7f]?[^\x00-\x7f]+", t):
         a, b = m.span()
         chunk = t[a:b]
         if not frozen.intersection(map(ord, chunk)) and unicodedata.is_normalized(form, chunk):
@@ -258,15 +257,13 @@ def _char_re(kind: str):
     """A one-character `regex` for a measured table (compiled on first use)."""
     rx = _CHAR_RE.get(kind)
     if rx is None:
-        import regex
-
         cps = {"bert_removed": _BERT_REMOVED, "mn": _HF_MN,
                "cjk": [c for lo, hi in _CJK_RANGES for c in (lo, hi)]}[kind]
         if kind == "cjk":
             body = "".join(f"\\U{lo:08X}-\\U{hi:08X}" for lo, hi in _CJK_RANGES)
         else:
             body = _class(cps)
-        rx = _CHAR_RE[kind] = regex.compile(f"[{body}]")
+        rx = _CHAR_RE[kind] = re.compile(f"[{body}]")
     return rx
 
 

@@ -1,10 +1,12 @@
 """HuggingFace post-processors: ByteLevel (offset trimming), TemplateProcessing,
-RobertaProcessing, BertProcessing and Sequence, for single sequences."""
+RobertaProcessing, BertProcessing and Sequence, for single sequences (a Sequence's steps may
+still see two encodings: see PostProcessor)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from .errors import HFError, UnsupportedComponentError
+from .unicode_tables import _WS
 
 # an encoding under construction: parallel lists
 #   ids, tokens, offsets, type_ids, special (special_tokens_mask)
@@ -13,14 +15,15 @@ from .errors import HFError, UnsupportedComponentError
 def _trim_offsets(enc: dict, add_prefix_space: bool) -> None:
     """ByteLevel's process_offsets: leading/trailing spaces (Ġ or whitespace) of a token leave
     its offsets, except the one prefix space of the first token with add_prefix_space."""
-    offs = enc["offsets"]
+    offs = enc["offsets"] = list(enc["offsets"])  # a new list: a template may repeat a sequence
     for i, tok in enumerate(enc["tokens"]):
         n = len(tok)
         lead = 0
-        while lead < n and (tok[lead] == "\u0120" or tok[lead].isspace()):
+        # Rust's char::is_whitespace (str.isspace also takes U+001C..U+001F)
+        while lead < n and (tok[lead] == "\u0120" or ord(tok[lead]) in _WS):
             lead += 1
         trail = 0
-        while trail < n and (tok[n - 1 - trail] == "\u0120" or tok[n - 1 - trail].isspace()):
+        while trail < n and (tok[n - 1 - trail] == "\u0120" or ord(tok[n - 1 - trail]) in _WS):
             trail += 1
         if not lead and not trail:
             continue
@@ -34,7 +37,7 @@ def _trim_offsets(enc: dict, add_prefix_space: bool) -> None:
         offs[i] = (a, b)
 
 
-def _special(enc: dict, ids: list[int], tokens: list[str], type_id: int) -> dict:
+def _special(ids: list[int], tokens: list[str], type_id: int) -> dict:
     n = len(ids)
     return {"ids": list(ids), "tokens": list(tokens), "offsets": [(0, 0)] * n, "type_ids": [type_id] * n,
             "special": [1] * n}
@@ -48,8 +51,51 @@ def _concat(parts: list[dict]) -> dict:
     return out
 
 
+def _wrap(enc: dict, pre: tuple | None, post: tuple, type_ids: list[int], pre_type: int, post_type: int) -> dict:
+    """enc between the special tokens pre and post ((id, token) or None), its type ids
+    replaced by type_ids and its special mask by zeros (BertProcessing / RobertaProcessing)."""
+    n = len(enc["ids"])
+    head = [pre] if pre is not None else []
+    return {"ids": [t[1] for t in head] + enc["ids"] + [post[1]],
+            "tokens": [t[0] for t in head] + enc["tokens"] + [post[0]],
+            "offsets": [(0, 0)] * len(head) + enc["offsets"] + [(0, 0)],
+            "type_ids": [pre_type] * len(head) + type_ids + [post_type],
+            "special": [1] * len(head) + [0] * n + [1]}
+
+
+def _template(spec: Any, specials: Mapping, where: str) -> list | None:
+    """A TemplateProcessing template (single or pair) as pieces ("seq", 0 or 1, type id) and
+    ("tok", type id, ids, tokens); None when absent."""
+    if spec is None:
+        return None
+    if not isinstance(spec, list):
+        raise HFError(f"{where}: expected a list of pieces")
+    pieces: list = []
+    for i, piece in enumerate(spec):
+        if isinstance(piece, Mapping) and isinstance(piece.get("Sequence"), Mapping):
+            seq = piece["Sequence"]
+            pieces.append(("seq", 1 if seq.get("id") == "B" else 0, int(seq.get("type_id", 0))))
+        elif isinstance(piece, Mapping) and isinstance(piece.get("SpecialToken"), Mapping):
+            name = piece["SpecialToken"].get("id")
+            tok = specials.get(name)
+            if not isinstance(tok, Mapping) or not isinstance(tok.get("ids"), list):
+                raise HFError(f"{where}: missing special token {name!r} in special_tokens")
+            pieces.append(("tok", int(piece["SpecialToken"].get("type_id", 0)),
+                           [int(x) for x in tok["ids"]], [str(x) for x in tok.get("tokens", [])]))
+        else:
+            raise HFError(f"{where}[{i}]: expected Sequence or SpecialToken")
+    return pieces
+
+
 class PostProcessor:
-    """``process(encoding, add_special_tokens) -> encoding`` for one sequence."""
+    """``process(encoding, add_special_tokens) -> encoding`` for one sequence.
+
+    As tokenizers, the steps pass on a *list* of encodings, merged at the end: the input is one
+    encoding, TemplateProcessing returns one encoding per piece of its template (the next steps
+    of a Sequence see that many: two take the pair template, or BertProcessing's and
+    RobertaProcessing's pair form; more make TemplateProcessing fail, where tokenizers panics),
+    and ByteLevel trims the offsets of each encoding apart (its first token is the first of its
+    encoding)."""
 
     def __init__(self, spec: Any, token_to_id, where: str = "post_processor"):
         self.steps: list = []
@@ -72,59 +118,76 @@ class PostProcessor:
             if spec.get("trim_offsets", True):
                 aps = bool(spec.get("add_prefix_space", True))
                 self.trims = True
-                self.steps.append(lambda enc, add: (_trim_offsets(enc, aps), enc)[1])
+
+                def byte_level(encs, add, aps=aps):
+                    for enc in encs:
+                        _trim_offsets(enc, aps)
+                    return encs
+
+                self.steps.append(byte_level)
         elif t in ("RobertaProcessing", "BertProcessing"):
             sep, cls = spec.get("sep"), spec.get("cls")
             for name, v in (("sep", sep), ("cls", cls)):
                 if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)):
                     raise HFError(f"{where}: '{name}' must be [token, id]")
-            trim = t == "RobertaProcessing" and spec.get("trim_offsets", True)
-            aps = bool(spec.get("add_prefix_space", True))
-            self.trims = self.trims or bool(trim)
+            sep, cls = (sep[0], sep[1]), (cls[0], cls[1])
+            if t == "RobertaProcessing":
+                trim = bool(spec.get("trim_offsets", True))
+                aps = bool(spec.get("add_prefix_space", True))
+                self.trims = self.trims or trim
 
-            def roberta(enc, add, sep=sep, cls=cls, trim=trim, aps=aps):
-                if trim:
-                    _trim_offsets(enc, aps)
-                enc["type_ids"] = [0] * len(enc["ids"])
-                if not add:
-                    return enc
-                return _concat([_special(enc, [cls[1]], [cls[0]], 0), enc, _special(enc, [sep[1]], [sep[0]], 0)])
+                def roberta(encs, add, sep=sep, cls=cls, trim=trim, aps=aps):
+                    for enc in encs:
+                        if trim:
+                            _trim_offsets(enc, aps)
+                        enc["type_ids"] = [0] * len(enc["ids"])  # every type id 0, even without specials
+                    if not add:
+                        return encs
+                    return [_wrap(enc, cls if i == 0 else sep, sep, enc["type_ids"], 0, 0)
+                            for i, enc in enumerate(encs)]
 
-            self.steps.append(roberta)
+                self.steps.append(roberta)
+            else:
+                def bert(encs, add, sep=sep, cls=cls):
+                    if not add:
+                        return encs
+                    return [_wrap(enc, cls, sep, enc["type_ids"], 0, 0) if i == 0
+                            else _wrap(enc, None, sep, enc["type_ids"], 0, 1) for i, enc in enumerate(encs)]
+
+                self.steps.append(bert)
         elif t == "TemplateProcessing":
-            single = spec.get("single")
             specials = spec.get("special_tokens", {})
-            if not isinstance(single, list) or not isinstance(specials, Mapping):
-                raise HFError(f"{where}: TemplateProcessing needs 'single' and 'special_tokens'")
-            pieces = []
-            for i, piece in enumerate(single):
-                if isinstance(piece, Mapping) and isinstance(piece.get("Sequence"), Mapping):
-                    pieces.append(("seq", int(piece["Sequence"].get("type_id", 0))))
-                elif isinstance(piece, Mapping) and isinstance(piece.get("SpecialToken"), Mapping):
-                    name = piece["SpecialToken"].get("id")
-                    tok = specials.get(name)
-                    if not isinstance(tok, Mapping) or not isinstance(tok.get("ids"), list):
-                        raise HFError(f"{where}: missing special token {name!r} in special_tokens")
-                    pieces.append(("tok", int(piece["SpecialToken"].get("type_id", 0)),
-                                   [int(x) for x in tok["ids"]], [str(x) for x in tok.get("tokens", [])]))
-                else:
-                    raise HFError(f"{where}.single[{i}]: expected Sequence or SpecialToken")
+            if not isinstance(specials, Mapping):
+                raise HFError(f"{where}: TemplateProcessing needs 'special_tokens'")
+            single = _template(spec.get("single"), specials, f"{where}.single")
+            if single is None:
+                raise HFError(f"{where}: TemplateProcessing needs 'single'")
+            pair = _template(spec.get("pair"), specials, f"{where}.pair")
 
-            def template(enc, add, pieces=pieces):
-                parts = []
+            def template(encs, add, single=single, pair=pair, where=where):
+                if len(encs) == 1:
+                    pieces = single
+                elif len(encs) == 2 and pair is not None:
+                    pieces = pair
+                else:
+                    raise HFError(f"{where}: TemplateProcessing given {len(encs)} encodings (an earlier "
+                                  f"step of the Sequence made them; tokenizers panics here)")
+                out = []
                 for p in pieces:
                     if p[0] == "seq":
-                        enc["type_ids"] = [p[1]] * len(enc["ids"])
-                        parts.append(enc)
+                        enc = dict(encs[p[1]])
+                        enc["type_ids"] = [p[2]] * len(enc["ids"])
+                        out.append(enc)
                     elif add:
-                        parts.append(_special(enc, p[2], p[3], p[1]))
-                return _concat(parts)
+                        out.append(_special(p[2], p[3], p[1]))
+                return out
 
             self.steps.append(template)
         else:
             raise UnsupportedComponentError(f"{where}: unsupported post-processor type {t!r}")
 
     def process(self, enc: dict, add_special_tokens: bool) -> dict:
+        encs = [enc]
         for step in self.steps:
-            enc = step(enc, add_special_tokens)
-        return enc
+            encs = step(encs, add_special_tokens)
+        return encs[0] if len(encs) == 1 else _concat(encs)

@@ -2,6 +2,7 @@
 (``NormalizedString::split`` with every behavior and ``invert``)."""
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from .errors import UnsupportedComponentError, WordLevelError
@@ -118,10 +119,8 @@ def _pretok_steps(spec: Any, where: str = "pre_tokenizer") -> list[list[_Step]]:
         if not isinstance(invert, bool):
             raise WordLevelError(f"{where}: invert must be a boolean")
         if isinstance(pat, Mapping) and isinstance(pat.get("String"), str):
-            import regex
-
             lit = pat["String"]
-            m = _Matcher(None, regex.escape(lit), literal=lit)
+            m = _Matcher(None, re.escape(lit), literal=lit)
         elif isinstance(pat, Mapping) and isinstance(pat.get("Regex"), str):
             m = _regex_matcher(pat["Regex"])
         else:

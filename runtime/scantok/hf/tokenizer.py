@@ -283,10 +283,22 @@ class Tokenizer:
         self._added = AddedVocabulary(added, self._normalize_str if self._norm else None)
         self._has_added = bool(self._added)  # encode() asks per call (a Python __bool__ each)
         self._post = PostProcessor(obj.get("post_processor"), self.token_to_id)
+        # the ids decode(skip_special_tokens=True) drops: tokenizers drops a token whose string
+        # (id_to_token's) is a special token's content, so not a normalized special token whose
+        # normalized content differs, but a vocabulary token spelt as a special one
+        specials = self._added.special_contents
+        by_id = self._added.by_id
+        self._skip_ids = frozenset({i for i, t in by_id.items() if t.norm in specials}
+                                   | {i for c in specials if (i := self._model.vocab.get(c)) is not None
+                                      and i not in by_id})
         self._decoder = Decoder(obj.get("decoder"))
         # a ByteLevel decoder's bytes per id, made on first decode of the id (see decode)
         self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
         # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
+        # Metaspace's prepend_scheme "first" asks where a piece starts in the original text
+        # (a normalizer may have removed the text's first characters): the ids-only paths
+        # track the alignments too
+        self._first_scheme = any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
@@ -340,7 +352,7 @@ class Tokenizer:
     def id_to_token(self, id: int) -> str | None:
         id = _checked_id(id, "id_to_token()")
         t = self._added.by_id.get(id)
-        return t.content if t is not None else self._model.inv.get(id)
+        return t.norm if t is not None else self._model.inv.get(id)
 
     # -- normalization --
     def _normalize_str(self, text: str) -> str:
@@ -458,10 +470,18 @@ class Tokenizer:
                     offs.extend(p.orig(a, b) for a, b in zip(st, en))
                 return
             p = p.to_byte_chars()
+        n = len(p.text)
         for i, a, b in self._model.tokenize(p.text):
             ids.append(i)
             if offs is not None:
-                offs.append(p.orig(a, b) if b > a else (p.orig(a, a + 1)[0],) * 2 if p.text else (0, 0))
+                if a >= n and n:
+                    # past the piece: byte_fallback counts the bytes of a continuing_subword_prefix
+                    # or end_of_word_suffix as the character's, as tokenizers does (whose offsets
+                    # then run past the text too): the end of the piece
+                    e = p.orig(n - 1, n)[1]
+                    offs.append((e, e))
+                    continue
+                offs.append(p.orig(a, b) if b > a else (p.orig(a, a + 1)[0],) * 2 if n else (0, 0))
 
     def _encode_raw_piece(self, text: str):
         import numpy as np
@@ -522,7 +542,7 @@ class Tokenizer:
                 if offs is not None:
                     offs.append((a, b))
                 continue
-            ns = _NS(text[a:b], track=offsets)
+            ns = _NS(text[a:b], track=offsets or self._first_scheme)
             for step in self._norm:
                 step(ns)
             if added.has_normalized:
@@ -752,7 +772,7 @@ class Tokenizer:
         if self._id_bytes is not None:
             return self._decode_byte_level(ids, skip_special_tokens)
         tokens = []
-        special = self._added.special_ids
+        special = self._skip_ids
         for i in ids:
             i = index(i)  # an int (numpy's too), not a float or str: TypeError, as tokenizers
             if skip_special_tokens and i in special:
@@ -768,7 +788,7 @@ class Tokenizer:
         the decoder does.  Through the decoder chain, token strings and a generator per token,
         two ids took 1.5 us (tokenizers: 0.36)."""
         cache = self._id_bytes
-        special = self._added.special_ids if skip_special_tokens else ()
+        special = self._skip_ids if skip_special_tokens else ()
         parts = []
         for i in ids:
             i = index(i)  # an int (numpy's too), not a float or str: TypeError, as tokenizers
