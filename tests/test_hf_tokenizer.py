@@ -453,6 +453,40 @@ def test_added_token_normalized_to_nothing_is_refused(gpt2_style):
         scantok.Tokenizer.from_str(hf.to_str())
 
 
+def test_single_template_naming_b(gpt2_style):
+    """A single template naming sequence B: tokenizers panics on every text; scantok raises
+    HFError (was a bare IndexError), on encode and the batch paths."""
+    hf = HFTokenizer.from_str(gpt2_style.to_str())
+    hf.post_processor = processors.TemplateProcessing(single="<|endoftext|> $B", special_tokens=[
+        ("<|endoftext|>", hf.token_to_id("<|endoftext|>"))])
+    ours = scantok.Tokenizer.from_str(hf.to_str())
+    with pytest.raises(BaseException):  # pyo3's PanicException
+        hf.encode("ab")
+    for call in (lambda: ours.encode("ab"), lambda: ours.encode_batch(["ab"]), lambda: ours.encode_batch_fast(["ab"])):
+        with pytest.raises(HFError, match="sequence B"):
+            call()
+
+
+def test_without_numpy_a_clear_error():
+    """numpy is optional for scantok (the tiktoken-compatible encoder, WordLevel run without it);
+    scantok.Tokenizer needs it and says so."""
+    import subprocess
+    import sys
+
+    child = """
+import sys
+sys.modules["numpy"] = None
+import scantok
+try:
+    scantok.Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}')
+except ImportError as e:
+    print(e)
+"""
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "scantok.Tokenizer needs numpy" in run.stdout
+
+
 def test_deepseek_corpora(deepseek, corpora):
     ours, hf = deepseek
     docs = _docs(corpora, size=40_000, doc=4_000)

@@ -526,7 +526,7 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
         if (n > room || !ids) { /* room for n ids (a text has at most one id per byte) */
             PyMem_Free(ids);
             room = n > 4096 ? n : 4096;
-            if (!(ids = PyMem_Malloc((size_t)room * sizeof *ids))) {
+            if (!(ids = PyMem_New(uint32_t, (size_t)room))) {
                 PyErr_NoMemory();
                 goto fail_t;
             }

@@ -175,6 +175,9 @@ class PostProcessor:
                 out = []
                 for p in pieces:
                     if p[0] == "seq":
+                        if p[1] >= len(encs):  # $B in the single template: tokenizers panics
+                            raise HFError(f"{where}: the template names sequence B, and there is one sequence "
+                                          "(tokenizers panics here)")
                         enc = dict(encs[p[1]])
                         enc["type_ids"] = [p[2]] * len(enc["ids"])
                         out.append(enc)

@@ -19,6 +19,11 @@ import re
 from operator import index
 from typing import Any, Iterable, Mapping, Sequence
 
+try:
+    import numpy  # noqa: F401  (the BPE model's tables and the C paths' buffers)
+except ImportError:
+    raise ImportError("scantok.Tokenizer needs numpy: pip install numpy (or scantok[numpy])") from None
+
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary
 from .bpe import BPEModel, WordLevelModel
@@ -52,6 +57,16 @@ def _flag(v, name: str, where: str) -> bool:
     if type(v).__module__ == "numpy" and type(v).__name__ in ("bool_", "bool"):
         return bool(v)
     raise TypeError(f"{where}: {name} must be a bool, got {type(v).__name__}")
+
+
+def _may_delete(spec) -> bool:
+    """Whether a normalizer spec may remove characters (so that a piece's first character need
+    not be the text's): anything but the Unicode normal forms, Lowercase and Prepend."""
+    if not isinstance(spec, Mapping):
+        return False
+    if spec.get("type") == "Sequence":
+        return any(_may_delete(x) for x in spec.get("normalizers") or ())
+    return spec.get("type") not in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend")
 
 
 def _checked_id(i, where: str) -> int:
@@ -298,7 +313,9 @@ class Tokenizer:
         # Metaspace's prepend_scheme "first" asks where a piece starts in the original text
         # (a normalizer may have removed the text's first characters): the ids-only paths
         # track the alignments too
-        self._first_scheme = any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
+        # (only a normalizer that can delete characters moves it: Strip, Replace, BertNormalizer)
+        self._first_scheme = (any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
+                              and _may_delete(obj.get("normalizer")))
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
@@ -773,13 +790,17 @@ class Tokenizer:
             return self._decode_byte_level(ids, skip_special_tokens)
         tokens = []
         special = self._skip_ids
+        by_id, inv = self._added.by_id, self._model.inv
         for i in ids:
             i = index(i)  # an int (numpy's too), not a float or str: TypeError, as tokenizers
             if skip_special_tokens and i in special:
                 continue
-            t = self.id_to_token(i)
+            a = by_id.get(i)
+            t = a.norm if a is not None else inv.get(i)
             if t is not None:
                 tokens.append(t)
+            elif not 0 <= i < 1 << 32:
+                _checked_id(i, "decode()")  # raises
         return self._decoder.decode(tokens)
 
     def _decode_byte_level(self, ids: Iterable[int], skip_special_tokens: bool) -> str:
