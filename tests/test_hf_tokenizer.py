@@ -487,6 +487,45 @@ except ImportError as e:
     assert "scantok.Tokenizer needs numpy" in run.stdout
 
 
+ADDED_ID_CASES = [  # the file's added tokens (id, content[, special]), over vocab a b ab c (or another)
+    ([(4, "<s>")], None), ([(10, "<s>")], None), ([(10, "<s>"), (7, "</s>")], None), ([(0, "<s>")], None),
+    ([(2, "a")], None), ([(9, "ab")], None), ([(4, "<s>"), (4, "</s>")], None), ([(5, "<s>"), (4, "<s>")], None),
+    ([(5, ""), (4, "<s>")], None), ([(5, "<s>"), (9, "x", False)], {"a": 0, "b": 7, "ab": 2, "c": 3}),
+    ([(1, "x", False), (0, "<s>"), (3, "y", False)], None),
+]
+
+
+@pytest.mark.parametrize("added,vocab", ADDED_ID_CASES)
+def test_added_token_ids_as_tokenizers_gives_them(added, vocab):
+    """tokenizers does not keep the ids a file gives its added tokens: it adds them again in
+    order (a token in the vocabulary keeps its id, a new one takes the vocabulary's size or one
+    past the largest added id), ignores empty and repeated ones, and saves them so; scantok had
+    trusted the file's ids (hand-edited files gave other ids)."""
+    obj = {"model": {"type": "BPE", "vocab": vocab or {"a": 0, "b": 1, "ab": 2, "c": 3}, "merges": ["a b"]},
+           "pre_tokenizer": {"type": "Whitespace"},
+           "added_tokens": [{"id": a[0], "content": a[1], "special": a[2] if len(a) > 2 else True, "single_word": False,
+                             "lstrip": False, "rstrip": False, "normalized": False} for a in added]}
+    hf = HFTokenizer.from_str(json.dumps(obj))
+    ours = scantok.Tokenizer.from_str(json.dumps(obj))
+    for text in ("<s> ab </s> c x y", "a<s>b", ""):
+        assert_same(ours, hf, text)
+    assert [ours.id_to_token(i) for i in range(12)] == [hf.id_to_token(i) for i in range(12)]
+    assert [ours.token_to_id(t) for t in ("<s>", "</s>", "a", "ab", "x", "y")] == \
+        [hf.token_to_id(t) for t in ("<s>", "</s>", "a", "ab", "x", "y")]
+    for w in (True, False):
+        assert ours.get_vocab(w) == hf.get_vocab(w) and ours.get_vocab_size(w) == hf.get_vocab_size(w)
+    assert json.loads(ours.to_str())["added_tokens"] == json.loads(hf.to_str())["added_tokens"]
+
+
+def test_added_token_twice_with_other_options_is_refused():
+    obj = {"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+           "added_tokens": [{"id": 1, "content": "<s>", "special": special, "single_word": False, "lstrip": False,
+                             "rstrip": False, "normalized": False} for special in (True, False)]}
+    HFTokenizer.from_str(json.dumps(obj))  # loads there
+    with pytest.raises(UnsupportedComponentError, match="added twice"):
+        scantok.Tokenizer.from_str(json.dumps(obj))
+
+
 def test_deepseek_corpora(deepseek, corpora):
     ours, hf = deepseek
     docs = _docs(corpora, size=40_000, doc=4_000)

@@ -103,6 +103,39 @@ def _trie_regex(words: Sequence[str]) -> re.Pattern | None:
         return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
 
 
+def with_tokenizers_ids(tokens: Sequence[Any], vocab: Mapping[str, int]) -> list[dict]:
+    """The file's added tokens with the ids tokenizers gives them: it does not keep a file's
+    ids but adds the tokens again in order (AddedVocabulary::add_tokens): a token already in the
+    vocabulary (or added before) keeps that id, a new one takes the vocabulary's size, or one
+    past the largest added id when that is not below it.  A token with empty content and a
+    repeat of an identical token are ignored, as there.  Sorted by id (as tokenizers saves them)."""
+    if not isinstance(tokens, list):
+        raise HFError("added_tokens must be a list")
+    size = len(vocab)
+    ids: dict[str, int] = {}
+    kept: dict[str, tuple] = {}  # content -> (options, the token object)
+    for i, obj in enumerate(tokens):
+        t = AddedToken(obj, f"added_tokens[{i}]") if not (isinstance(obj, Mapping) and obj.get("content") == "") \
+            else None
+        if t is None:
+            continue
+        options = tuple(getattr(t, o) for o in _OPTIONS)
+        if t.content in kept:
+            if kept[t.content][0] != options:
+                # tokenizers then matches the content with one token's options and splits it out
+                # of the normalized or the original text by the other's: not reproduced
+                raise UnsupportedComponentError(f"added_tokens[{i}]: {t.content!r} is added twice with different "
+                                                "options (not supported)")
+            continue
+        new_id = ids.get(t.content, vocab.get(t.content))
+        if new_id is None:
+            top = max(ids.values(), default=None)
+            new_id = size if top is None else top + 1 if top >= size or size == 0 else size
+        ids[t.content] = new_id
+        kept[t.content] = (options, dict(obj, id=new_id))
+    return sorted((entry for _, entry in kept.values()), key=lambda o: o["id"])
+
+
 class AddedVocabulary:
     """The added tokens and the two matchers (original text, normalized text)."""
 

@@ -25,7 +25,7 @@ except ImportError:
     raise ImportError("scantok.Tokenizer needs numpy: pip install numpy (or scantok[numpy])") from None
 
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
-from .added_tokens import AddedVocabulary
+from .added_tokens import AddedVocabulary, with_tokenizers_ids
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
 from .errors import HFError, TextEncodeError, UnsupportedComponentError
@@ -292,9 +292,9 @@ class Tokenizer:
         self._obj = obj
         self._norm = _norm_steps(obj.get("normalizer"), extended=True)
         self._ops = pretok_ops(obj.get("pre_tokenizer"))
-        added = obj.get("added_tokens") or []
-        if not isinstance(added, list):
-            raise HFError("added_tokens must be a list")
+        added = with_tokenizers_ids(obj.get("added_tokens") or [], self._model.vocab)
+        if added != (obj.get("added_tokens") or []):
+            obj = self._obj = {**obj, "added_tokens": added}  # to_str writes tokenizers' ids
         self._added = AddedVocabulary(added, self._normalize_str if self._norm else None)
         self._has_added = bool(self._added)  # encode() asks per call (a Python __bool__ each)
         self._post = PostProcessor(obj.get("post_processor"), self.token_to_id)
