@@ -681,8 +681,8 @@ class Tokenizer:
                           num_threads: int | None = None) -> list[Encoding]:
         """:meth:`encode_batch` without offsets, as tokenizers' ``encode_batch_fast``: every
         :class:`Encoding`'s offsets are ``(0, 0)`` and the tokens of the text empty strings
-        (ids, masks and type ids as :meth:`encode`'s).  The ids are built as a list on first
-        access (``[e.ids for e in tok.encode_batch_fast(texts)]``).
+        (ids, masks and type ids as :meth:`encode`'s).  Each keeps its ids in one bytes object and
+        makes a new list of them on each access (``[e.ids for e in tok.encode_batch_fast(texts)]``).
 
         >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},'
         ...                          ' "merges": ["a b"]}, "pre_tokenizer": {"type": "Whitespace"}}')
