@@ -526,6 +526,18 @@ def test_added_token_twice_with_other_options_is_refused():
         scantok.Tokenizer.from_str(json.dumps(obj))
 
 
+def test_added_tokens_normalizing_alike_are_refused():
+    """Two normalized added tokens whose contents normalize to the same string: tokenizers
+    matches either (which one changes from process to process), so scantok refuses the file."""
+    vocab = {c: i for i, c in enumerate("abcdefghijklmnopqrstuvwxyz")}
+    obj = {"model": {"type": "BPE", "vocab": vocab, "merges": []}, "normalizer": {"type": "Lowercase"},
+           "added_tokens": [{"id": 26 + k, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+                             "normalized": True, "special": False} for k, c in enumerate(["hello", "HELLO"])]}
+    HFTokenizer.from_str(json.dumps(obj))  # loads there
+    with pytest.raises(UnsupportedComponentError, match="both normalize to 'hello'"):
+        scantok.Tokenizer.from_str(json.dumps(obj))
+
+
 def test_deepseek_corpora(deepseek, corpora):
     ours, hf = deepseek
     docs = _docs(corpora, size=40_000, doc=4_000)

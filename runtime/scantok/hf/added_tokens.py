@@ -160,7 +160,13 @@ class AddedVocabulary:
         norm: dict[str, AddedToken] = {}
         for t in self.tokens:
             if t.normalized:
-                norm.setdefault(t.norm, t)
+                other = norm.setdefault(t.norm, t)
+                if other is not t:
+                    # tokenizers' automaton then holds the same pattern twice and reports either
+                    # (it changes from process to process): no result to reproduce
+                    raise UnsupportedComponentError(
+                        f"added tokens {other.content!r} (id {other.id}) and {t.content!r} (id {t.id}) both "
+                        f"normalize to {t.norm!r}; tokenizers then matches either one, at random (not supported)")
         self._raw, self._norm = raw, norm
         # the first characters of all tokens, when few (a substring test is much faster than
         # the trie regex, and most texts hold none of them)
