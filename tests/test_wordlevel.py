@@ -304,6 +304,37 @@ def _HF_DECODE(w):
     return _HF_CACHE[key]
 
 
+@pytest.mark.parametrize("text", ["\udc80", "a \udc80 b", "é\ud800", "hello \udfff"])
+def test_lone_surrogates_raise_as_hf(text):
+    """tokenizers refuses a str holding a lone surrogate (TypeError when encoding, UnicodeEncodeError
+    when training); WordLevel raises TextEncodeError, which is both, saying where (it had encoded
+    the surrogate as a character of its own)."""
+    from tokenizers import models, pre_tokenizers, trainers
+
+    from scantok.hf.errors import TextEncodeError
+
+    vocab = {"[UNK]": 0, "a": 1, "b": 2, "hello": 3}
+    hf = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    at = next(i for i, c in enumerate(text) if 0xD800 <= ord(c) <= 0xDFFF)
+    with pytest.raises(TypeError):
+        hf.encode(text)
+    added = [{"id": 9, "content": "<s>", "special": True}]
+    for name, w in (("whitespace_split", WordLevel(vocab, "[UNK]", None, "whitespace_split")),
+                    ("bert", WordLevel(vocab, "[UNK]", None, "bert")),
+                    ("added tokens", WordLevel(vocab, "[UNK]", None, "whitespace_split", added_tokens=added)),
+                    ("normalizer", WordLevel(vocab, "[UNK]", "nfkc", "whitespace_split"))):
+        for call in (lambda: w.encode(text), lambda: w.encode_with_offsets(text), lambda: w.encode_batch(["a", text]),
+                     lambda: w.encode_batch(["a", text], with_offsets=True)):
+            with pytest.raises(TextEncodeError) as info:
+                call()
+            assert (info.value.start, info.value.object) == (at, text), name
+    with pytest.raises(UnicodeEncodeError):
+        hf.train_from_iterator(["a b", text], trainers.WordLevelTrainer(vocab_size=10, show_progress=False))
+    with pytest.raises(UnicodeEncodeError, match="sequence 1"):
+        W.train_wordlevel(["a b", text], vocab_size=10)
+
+
 def test_added_tokens_split_like_hf(vocab):
     added = [{"id": 0, "content": "[UNK]", "special": True}, {"id": len(vocab), "content": "<sep>", "special": True},
              {"id": len(vocab) + 1, "content": "<s", "special": False}]

@@ -7,7 +7,7 @@ import re
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..threadpool import thread_pool, usable_cpus
-from .errors import UnsupportedComponentError, WordLevelError
+from .errors import UnsupportedComponentError, WordLevelError, _batch_surrogate_error, _check_text, _surrogate_error
 from .native import _native
 from .normalizers import _NORM_NAMES, _NS, _norm_steps
 from .pre_tokenizers import _PRETOK_NAMES, _pretok_steps, _pretokenize
@@ -120,6 +120,9 @@ class WordLevel:
         self._special = {t["content"] for t in self._added if t["special"]}
         self._unk_id = self._vocab.get(self._unk_token)
         self._added_re = None
+        # an added token holding a lone surrogate would match one in a text (which tokenizers
+        # refuses whole): then encode tests every text first
+        self._added_surrogate = any(_surrogate_error(t["content"], "") is not None for t in self._added)
         if self._added:
             alts = sorted((t["content"] for t in self._added), key=len, reverse=True)
             self._added_re = re.compile("|".join(re.escape(a) for a in alts))
@@ -321,7 +324,7 @@ class WordLevel:
         import numpy as np
 
         ffi, lib = _native()
-        data = text.encode("utf-8", "surrogatepass")
+        data = str.encode(text, "utf-8")  # strict: a lone surrogate raises (the callers say where)
         n = len(data)
         if n == 0:
             ids = np.empty(0, dtype=np.int32) if as_numpy else []
@@ -353,15 +356,23 @@ class WordLevel:
         """Token ids of ``text`` (a list, or a numpy ``int32`` array with ``as_numpy=True``)."""
         if not isinstance(text, str):
             raise TypeError(f"encode() expects str, got {type(text).__name__}")
-        if self._added_re is None:
-            return self._encode_plain(self.normalize(text) if self._norm else text, False, as_numpy)
-        ids: list[int] = []
-        for a, b, aid in self._segments(text):
-            if aid is not None:
-                ids.append(aid)
-            else:
-                seg = text[a:b]
-                ids.extend(self._encode_plain(self.normalize(seg) if self._norm else seg, False))
+        # a lone surrogate: tokenizers refuses the str.  The one-call path finds it as it makes
+        # the UTF-8 (strict); a normalizer (which could remove it), the Python path or an added
+        # token holding one: tested first
+        if self._norm or self._added_surrogate or not self._native_fast():
+            _check_text(text, "encode()")
+        try:
+            if self._added_re is None:
+                return self._encode_plain(self.normalize(text) if self._norm else text, False, as_numpy)
+            ids: list[int] = []
+            for a, b, aid in self._segments(text):
+                if aid is not None:
+                    ids.append(aid)
+                else:
+                    seg = text[a:b]
+                    ids.extend(self._encode_plain(self.normalize(seg) if self._norm else seg, False))
+        except UnicodeEncodeError as err:
+            raise _surrogate_error(text, "encode()") or err from None
         if as_numpy:
             import numpy as np
 
@@ -372,6 +383,7 @@ class WordLevel:
         """``(ids, offsets)``; offsets are ``(start, end)`` str indices into ``text``, as HF's."""
         if not isinstance(text, str):
             raise TypeError(f"encode_with_offsets() expects str, got {type(text).__name__}")
+        _check_text(text, "encode_with_offsets()")  # a lone surrogate: tokenizers refuses the str
         ids: list[int] = []
         offs: list[tuple[int, int]] = []
         for a, b, aid in self._segments(text):
@@ -402,7 +414,17 @@ class WordLevel:
             raise TypeError("encode_batch() expects a sequence of strings, not a single str")
         if num_threads is None:
             num_threads = os.cpu_count() or 1
+        try:
+            return self._encode_batch(texts, num_threads, with_offsets, as_numpy)
+        except UnicodeEncodeError as err:  # a lone surrogate (the one-call path's strict UTF-8)
+            raise _batch_surrogate_error(list(texts), "encode_batch()") or err from None
+
+    def _encode_batch(self, texts: Sequence[str], num_threads: int, with_offsets: bool, as_numpy: bool):
         if not with_offsets and self._native_fast() and self._added_re is None and texts:
+            if self._norm:  # a normalizer could move a lone surrogate: tested first
+                for i, t in enumerate(texts):
+                    if isinstance(t, str):
+                        _check_text(t, f"encode_batch(): inputs[{i}]")
             return self._encode_batch_native(texts, num_threads, as_numpy)
         if with_offsets:
             fn = self.encode_with_offsets
@@ -428,7 +450,7 @@ class WordLevel:
             if not isinstance(t, str):
                 raise TypeError(f"encode_batch() expects strings, got {type(t).__name__}")
         norm = self.normalize if self._norm else None
-        encoded = [(norm(t) if norm else t).encode("utf-8", "surrogatepass") for t in texts]
+        encoded = [str.encode(norm(t) if norm else t, "utf-8") for t in texts]  # strict: see encode_batch
         offsets = np.zeros(len(encoded) + 1, dtype=np.uint64)
         np.cumsum([len(b) for b in encoded], out=offsets[1:])
         data = b"".join(encoded)

@@ -28,7 +28,7 @@ from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary, with_tokenizers_ids
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
-from .errors import HFError, TextEncodeError, UnsupportedComponentError
+from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _surrogate_error
 from .normalizers import _NS, _norm_steps
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
@@ -36,19 +36,6 @@ from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_
 # scantok._pylist.hf_encode_offsets, imported by the first Tokenizer.encode that needs it
 _hf_encode_offsets = None
 _pyl = None
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _surrogate_error(text: str, where: str) -> TextEncodeError | None:
-    """The error for text's first lone surrogate, or None if it has none."""
-    m = None if str.isascii(text) else _LONE_SURROGATE.search(text)
-    if m is None:
-        return None
-    e = TextEncodeError("utf-8", str(text), m.start(), m.end(), "surrogates not allowed")
-    e.where = where
-    return e
-
 
 def _flag(v, name: str, where: str) -> bool:
     """v as a bool, as tokenizers reads these flags: a bool (numpy's too), else TypeError."""
@@ -76,15 +63,6 @@ def _checked_id(i, where: str) -> int:
     if not 0 <= i < 1 << 32:
         raise OverflowError(f"{where}: id {i} is out of range (ids are 0 <= id < 2**32)")
     return i
-
-
-def _batch_surrogate_error(inputs: list, where: str) -> TextEncodeError | None:
-    for i, t in enumerate(inputs):
-        if isinstance(t, str):
-            e = _surrogate_error(t, f"{where}: inputs[{i}]")
-            if e is not None:
-                return e
-    return None
 
 
 def _pylist():

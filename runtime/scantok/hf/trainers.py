@@ -5,6 +5,7 @@ import os
 from collections import Counter
 from typing import Any, Iterator, Sequence
 
+from .errors import _check_text
 from .models import WordLevel
 from .native import _native
 
@@ -78,9 +79,10 @@ def train_wordlevel(files_or_iterator: Any, *, vocab_size: int, min_frequency: i
                         for line in _lines_with_ending(fh.read()):
                             yield line, False
         else:
-            for s in files_or_iterator:
+            for k, s in enumerate(files_or_iterator):
                 if not isinstance(s, str):
                     raise TypeError(f"training data must be strings, got {type(s).__name__}")
+                _check_text(s, f"train_wordlevel(): sequence {k}")  # as tokenizers' trainer refuses it
                 yield s, whole_text_ok
 
     counts: Counter = Counter()
