@@ -28,7 +28,7 @@ from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary, with_tokenizers_ids
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
-from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _surrogate_error
+from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
 from .normalizers import _NS, _norm_steps
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
@@ -522,9 +522,7 @@ class Tokenizer:
         added tokens by position (their matched text, as tokenizers reports them)."""
         # the C paths raise UnicodeEncodeError on a lone surrogate; this one would otherwise
         # encode it (the pieces' bytes are made with surrogatepass), where tokenizers raises
-        e = _surrogate_error(text, "")
-        if e is not None:
-            raise e
+        _check_text(text, "")  # the SIMD UTF-8 test, not a regex scan (the callers say where)
         ids: list[int] = []
         offs: list | None = [] if offsets else None
         matched: dict[int, str] = {}
