@@ -21,6 +21,8 @@ Components (those scantok supports, see README "HuggingFace tokenizer.json"):
 * post-processors: ByteLevel, TemplateProcessing (single and pair templates, type ids),
   RobertaProcessing, BertProcessing, Sequence, none.
 * decoders: ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, Strip, Replace, Sequence, none.
+* truncation (max_length, stride, strategy, direction) and padding (fixed or batch longest, a
+  multiple, left or right), in the file, on about one pipeline in three.
 
 About one pipeline in 25 also gets a component scantok does not support (it must raise
 ``UnsupportedComponentError``); any load error of another type on a file tokenizers loads is a
@@ -34,7 +36,8 @@ num_threads=1 and 2, ``decode_batch``; per pipeline: ``get_vocab_size`` (with an
 tokens), ``get_vocab``, ``token_to_id``/``id_to_token`` on a sample, and the ``to_str()`` round
 trip (scantok's ``from_str(ours.to_str())`` encodes as tokenizers; tokenizers loads it too).
 When both libraries raise, the outcome is equal (the pairs of types are counted and printed).
-scantok's ``encode`` takes one sequence (no pair), so pair templates are only drawn, not used.
+Pairs: ``encode(text, other)`` per text and batches of pairs; pre-tokenized input: the text's
+words (``is_pretokenized=True``). Every field includes the overflowing parts, recursively.
 
 Prints the volume (pipelines, texts, calls, unsupported skips) and every mismatch; the first one
 is minimised (pipeline components, then the text or batch, then the merges) and written as a
@@ -117,8 +120,9 @@ def short(v, n: int = 400) -> str:
 
 
 def F(e):
-    """The fields of an encoding, as one comparable tuple."""
-    return (e.ids, e.tokens, [tuple(o) for o in e.offsets], e.attention_mask, e.special_tokens_mask, e.type_ids)
+    """The fields of an encoding (its overflowing parts' too), as one comparable tuple."""
+    return (e.ids, e.tokens, [tuple(o) for o in e.offsets], e.attention_mask, e.special_tokens_mask, e.type_ids,
+            [F(o) for o in e.overflowing])
 
 
 # checks: label -> (scantok's expression, tokenizers'), on ``ours``, ``ref`` and the input ``x``
@@ -132,6 +136,13 @@ CHECKS = {
                                           "ref.decode(x, skip_special_tokens=False)"),
     "decode_batch": ("ours.decode_batch(x[1], skip_special_tokens=x[0])",
                      "ref.decode_batch(x[1], skip_special_tokens=x[0])"),
+    "encode(pair)": ("F(ours.encode(x, x[::-1]))", "F(ref.encode(x, x[::-1]))"),
+    "encode(words, is_pretokenized=True)": ("F(ours.encode(x.split(), is_pretokenized=True))",
+                                            "F(ref.encode(x.split(), is_pretokenized=True))"),
+    "encode_batch(pairs)": ("[F(e) for e in ours.encode_batch([(t, t[:9]) for t in x])]",
+                            "[F(e) for e in ref.encode_batch([(t, t[:9]) for t in x])]"),
+    "encode_batch_fast(pairs)": ("[F(e) for e in ours.encode_batch_fast([(t, t[:9]) for t in x])]",
+                                 "[F(e) for e in ref.encode_batch_fast([(t, t[:9]) for t in x])]"),
     "token_to_id": ("[ours.token_to_id(t) for t in x]", "[ref.token_to_id(t) for t in x]"),
     "id_to_token": ("[ours.id_to_token(i) for i in x]", "[ref.id_to_token(i) for i in x]"),
     "get_vocab_size": ("(ours.get_vocab_size(True), ours.get_vocab_size(False))",
@@ -401,6 +412,25 @@ class Campaign:
                                                 add_prefix_space=rng.random() < 0.5)
         return processors.Sequence([self.post_processor(tok, 1) for _ in range(rng.randint(1, 3))])
 
+    def lengths(self, tok, desc: list) -> None:
+        """Truncation and/or padding on tok (so in its file)."""
+        rng = self.rng
+        if rng.random() < 0.7:
+            kw = {"stride": rng.choice([0, 0, 1, 3]), "strategy": rng.choice(["longest_first", "only_first",
+                                                                            "only_second"]),
+                  "direction": rng.choice(["right", "left"])}
+            ml = rng.choice([0, 1, 3, 5, 8, 16, 64, 512])
+            try:
+                tok.enable_truncation(ml, **kw)
+                desc.append(f"truncation={tok.truncation}")
+            except ValueError:  # stride too large for the special tokens: tokenizers refuses it
+                pass
+        if rng.random() < 0.6:
+            tok.enable_padding(direction=rng.choice(["right", "left"]), pad_id=rng.choice([0, 1, 5]),
+                               pad_type_id=rng.choice([0, 2]), pad_token=rng.choice(["[PAD]", "<pad>"]),
+                               length=rng.choice([None, None, 4, 32]), pad_to_multiple_of=rng.choice([None, 8]))
+            desc.append(f"padding={tok.padding}")
+
     def decoder(self, depth: int = 0):
         rng = self.rng
         kinds = ["ByteLevel", "Metaspace", "WordPiece", "ByteFallback", "Fuse", "Strip", "Replace"]
@@ -452,6 +482,8 @@ class Campaign:
             tok.post_processor = self.post_processor(tok)
         if rng.random() < 0.8:
             tok.decoder = self.decoder()
+        if rng.random() < 0.35:
+            self.lengths(tok, desc)
         obj = json.loads(tok.to_str())
         if rng.random() < 0.04:
             desc.append("UNSUPPORTED " + self.unsupported_patch(obj))
@@ -585,6 +617,9 @@ class Campaign:
             self.texts += 1
             self.compare(ours, ref, obj, desc, "encode", t)
             self.compare(ours, ref, obj, desc, "encode(add_special_tokens=False)", t)
+            if i < 4:
+                self.compare(ours, ref, obj, desc, "encode(pair)", t)
+                self.compare(ours, ref, obj, desc, "encode(words, is_pretokenized=True)", t)
             ids = outcome(lambda s: ref.encode(s).ids, t)
             if isinstance(ids, Raised):
                 ids = [rng.randrange(size + 3) for _ in range(rng.randint(0, 20))]
@@ -610,6 +645,9 @@ class Campaign:
                 self.compare(ours, ref, obj, desc, f"encode_batch(add_special_tokens={add}, num_threads={nt})", batch)
                 self.compare(ours, ref, obj, desc, f"encode_batch_fast(add_special_tokens={add}, num_threads={nt})",
                              batch)
+            if b == 0:
+                self.compare(ours, ref, obj, desc, "encode_batch(pairs)", batch)
+                self.compare(ours, ref, obj, desc, "encode_batch_fast(pairs)", batch)
             seqs = [outcome(lambda s: ref.encode(s).ids, t) for t in batch]
             seqs = [s for s in seqs if not isinstance(s, Raised)]
             self.compare(ours, ref, obj, desc, "decode_batch", (rng.random() < 0.5, seqs))

@@ -70,7 +70,7 @@ def assert_fast_same(ours, hf, texts, *, num_threads=1, adds=(True, False)):
     """encode_batch_fast's Encodings field by field: tokenizers' have offsets (0, 0) and an
     empty string for each token of the text (the post-processor's tokens keep theirs)."""
     for add in adds:
-        got = ours.encode_batch_fast(texts, add, num_threads=num_threads)
+        got = ours.encode_batch_fast(texts, add_special_tokens=add, num_threads=num_threads)
         want = hf.encode_batch_fast(texts, add_special_tokens=add)
         assert len(got) == len(want)
         for text, a, b in zip(texts, got, want):
@@ -217,7 +217,7 @@ def test_built_on_corpora(name, request, corpora):
         for add in (True, False):
             assert_same(ours, hf, text, add_special_tokens=add)
     for add in (True, False):
-        assert fast_ids(ours, texts, add, num_threads=1) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
+        assert fast_ids(ours, texts, add_special_tokens=add, num_threads=1) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
     assert_fast_same(ours, hf, texts)
     assert_fast_same(ours, hf, texts * 40, num_threads=2)
 
@@ -235,7 +235,7 @@ def test_split_stages_over_long_runs(gpt2_style, pattern, behavior):
              ("a" * 700 + " hello " + "xzz" * 200 + "\n") * 3, ""]
     for text in texts:
         assert_same(ours, hf, text)
-    assert fast_ids(ours, texts, True, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+    assert fast_ids(ours, texts, add_special_tokens=True, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
 
 
 def test_prefix_space_batches_run_in_c(roberta_style):
@@ -755,8 +755,8 @@ def test_batch_screen_of_added_tokens(gpt2_style, contents):
     def check(texts):
         for add in (True, False):
             want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=add)]
-            assert fast_ids(ours, texts, add, num_threads=1) == want
-            assert [e.ids for e in ours.encode_batch(texts, add, num_threads=1)] == want
+            assert fast_ids(ours, texts, add_special_tokens=add, num_threads=1) == want
+            assert [e.ids for e in ours.encode_batch(texts, add_special_tokens=add, num_threads=1)] == want
 
     check()
 
@@ -989,7 +989,7 @@ def test_batch_lists_stored_directly(llama3_style):
     sample = fast_ids(ours, texts[:1], num_threads=1)[0][1]
     before = sys.getrefcount(sample)
     for add in (True, False):
-        out = fast_ids(ours, texts * 3, add, num_threads=1)
+        out = fast_ids(ours, texts * 3, add_special_tokens=add, num_threads=1)
         assert out == [e.ids for e in hf.encode_batch(texts * 3, add_special_tokens=add)]
         assert sys.getrefcount(sample) > before
         del out
@@ -998,7 +998,7 @@ def test_batch_lists_stored_directly(llama3_style):
     @settings(max_examples=60, deadline=None)
     @given(st.lists(hard_text(surrogates=False), max_size=5), st.booleans())
     def check(batch, add):
-        assert fast_ids(ours, batch, add, num_threads=1) == [e.ids for e in hf.encode_batch(batch, add_special_tokens=add)]
+        assert fast_ids(ours, batch, add_special_tokens=add, num_threads=1) == [e.ids for e in hf.encode_batch(batch, add_special_tokens=add)]
         assert_fast_same(ours, hf, batch)
 
     check()

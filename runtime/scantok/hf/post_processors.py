@@ -1,15 +1,16 @@
 """HuggingFace post-processors: ByteLevel (offset trimming), TemplateProcessing,
-RobertaProcessing, BertProcessing and Sequence, for single sequences (a Sequence's steps may
-still see two encodings: see PostProcessor)."""
+RobertaProcessing, BertProcessing and Sequence, for a sequence or a pair, with the overflowing
+parts truncation made (each gets the special tokens too), as tokenizers 0.23.3."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .encoding import clone, merge, record
 from .errors import HFError, UnsupportedComponentError
 from .unicode_tables import _WS
 
-# an encoding under construction: parallel lists
-#   ids, tokens, offsets, type_ids, special (special_tokens_mask)
+# the encodings are records (see encoding.py): parallel lists ids, tokens, offsets, type_ids,
+# special (special_tokens_mask), attention (None: all ones) and overflowing (records)
 
 
 def _trim_offsets(enc: dict, add_prefix_space: bool) -> None:
@@ -37,30 +38,31 @@ def _trim_offsets(enc: dict, add_prefix_space: bool) -> None:
         offs[i] = (a, b)
 
 
+def _trim_all(encs: list, add_prefix_space: bool) -> None:
+    """_trim_offsets of each encoding and of its overflowing parts."""
+    for enc in encs:
+        _trim_offsets(enc, add_prefix_space)
+        for o in enc.get("overflowing") or ():
+            _trim_offsets(o, add_prefix_space)
+
+
 def _special(ids: list[int], tokens: list[str], type_id: int) -> dict:
     n = len(ids)
-    return {"ids": list(ids), "tokens": list(tokens), "offsets": [(0, 0)] * n, "type_ids": [type_id] * n,
-            "special": [1] * n}
+    return record(list(ids), list(tokens), [(0, 0)] * n, [type_id] * n, [1] * n)
 
 
-def _concat(parts: list[dict]) -> dict:
-    out: dict = {"ids": [], "tokens": [], "offsets": [], "type_ids": [], "special": []}
-    for p in parts:
-        for k in out:
-            out[k].extend(p[k])
-    return out
-
-
-def _wrap(enc: dict, pre: tuple | None, post: tuple, type_ids: list[int], pre_type: int, post_type: int) -> dict:
-    """enc between the special tokens pre and post ((id, token) or None), its type ids
-    replaced by type_ids and its special mask by zeros (BertProcessing / RobertaProcessing)."""
+def _wrap(enc: dict, pre: tuple | None, post: tuple, type_ids: list[int], pre_type: int, post_type: int,
+          overflowing: list | None = None) -> dict:
+    """enc between the special tokens pre and post ((token, id) or None), its type ids
+    replaced by type_ids and its special mask by zeros (BertProcessing / RobertaProcessing);
+    its attention mask all ones again, its overflowing parts the given ones."""
     n = len(enc["ids"])
     head = [pre] if pre is not None else []
-    return {"ids": [t[1] for t in head] + enc["ids"] + [post[1]],
-            "tokens": [t[0] for t in head] + enc["tokens"] + [post[0]],
-            "offsets": [(0, 0)] * len(head) + enc["offsets"] + [(0, 0)],
-            "type_ids": [pre_type] * len(head) + type_ids + [post_type],
-            "special": [1] * len(head) + [0] * n + [1]}
+    out = record([t[1] for t in head] + enc["ids"] + [post[1]], [t[0] for t in head] + enc["tokens"] + [post[0]],
+                 [(0, 0)] * len(head) + enc["offsets"] + [(0, 0)], [pre_type] * len(head) + type_ids + [post_type],
+                 [1] * len(head) + [0] * n + [1])
+    out["overflowing"] = overflowing or []
+    return out
 
 
 def _template(spec: Any, specials: Mapping, where: str) -> list | None:
@@ -100,7 +102,13 @@ class PostProcessor:
     def __init__(self, spec: Any, token_to_id, where: str = "post_processor"):
         self.steps: list = []
         self.trims = False  # some step trims offsets (it reads the tokens)
+        self.added: list = []  # per processor: the special tokens it adds (single, pair)
+        self.present = spec is not None  # without one, tokenizers leaves the type ids alone
         self._compile(spec, token_to_id, where)
+
+    def added_tokens(self, is_pair: bool) -> int:
+        """How many special tokens processing adds (tokenizers' added_tokens)."""
+        return sum(a[is_pair] for a in self.added)
 
     def _compile(self, spec: Any, token_to_id, where: str) -> None:
         if spec is None:
@@ -115,13 +123,13 @@ class PostProcessor:
             for i, sub in enumerate(subs):
                 self._compile(sub, token_to_id, f"{where}.processors[{i}]")
         elif t == "ByteLevel":
+            self.added.append((0, 0))
             if spec.get("trim_offsets", True):
                 aps = bool(spec.get("add_prefix_space", True))
                 self.trims = True
 
                 def byte_level(encs, add, aps=aps):
-                    for enc in encs:
-                        _trim_offsets(enc, aps)
+                    _trim_all(encs, aps)
                     return encs
 
                 self.steps.append(byte_level)
@@ -131,19 +139,22 @@ class PostProcessor:
                 if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)):
                     raise HFError(f"{where}: '{name}' must be [token, id]")
             sep, cls = (sep[0], sep[1]), (cls[0], cls[1])
+            self.added.append((2, 4) if t == "RobertaProcessing" else (2, 3))
             if t == "RobertaProcessing":
                 trim = bool(spec.get("trim_offsets", True))
                 aps = bool(spec.get("add_prefix_space", True))
                 self.trims = self.trims or trim
 
                 def roberta(encs, add, sep=sep, cls=cls, trim=trim, aps=aps):
-                    for enc in encs:
-                        if trim:
-                            _trim_offsets(enc, aps)
-                        enc["type_ids"] = [0] * len(enc["ids"])  # every type id 0, even without specials
+                    if trim:
+                        _trim_all(encs, aps)
+                    for enc in encs:  # every type id 0, even without specials (not the overflowing parts')
+                        enc["type_ids"] = [0] * len(enc["ids"])
                     if not add:
                         return encs
-                    return [_wrap(enc, cls if i == 0 else sep, sep, enc["type_ids"], 0, 0)
+                    return [_wrap(enc, cls if i == 0 else sep, sep, enc["type_ids"], 0, 0,
+                                  [_wrap(o, cls if i == 0 else sep, sep, [0] * len(o["ids"]), 0, 0)
+                                   for o in enc.get("overflowing") or ()])
                             for i, enc in enumerate(encs)]
 
                 self.steps.append(roberta)
@@ -151,8 +162,12 @@ class PostProcessor:
                 def bert(encs, add, sep=sep, cls=cls):
                     if not add:
                         return encs
-                    return [_wrap(enc, cls, sep, enc["type_ids"], 0, 0) if i == 0
-                            else _wrap(enc, None, sep, enc["type_ids"], 0, 1) for i, enc in enumerate(encs)]
+                    return [_wrap(enc, cls, sep, enc["type_ids"], 0, 0,
+                                  [_wrap(o, cls, sep, o["type_ids"], 0, 0) for o in enc.get("overflowing") or ()])
+                            if i == 0 else
+                            _wrap(enc, None, sep, enc["type_ids"], 0, 1,
+                                  [_wrap(o, None, sep, o["type_ids"], 0, 1) for o in enc.get("overflowing") or ()])
+                            for i, enc in enumerate(encs)]
 
                 self.steps.append(bert)
         elif t == "TemplateProcessing":
@@ -163,11 +178,14 @@ class PostProcessor:
             if single is None:
                 raise HFError(f"{where}: TemplateProcessing needs 'single'")
             pair = _template(spec.get("pair"), specials, f"{where}.pair")
+            if pair is None:  # tokenizers does not load such a file either
+                raise HFError(f"{where}: TemplateProcessing needs 'pair'")
+            self.added.append(tuple(sum(len(p[2]) for p in tpl if p[0] == "tok") for tpl in (single, pair)))
 
             def template(encs, add, single=single, pair=pair, where=where):
                 if len(encs) == 1:
                     pieces = single
-                elif len(encs) == 2 and pair is not None:
+                elif len(encs) == 2:
                     pieces = pair
                 else:
                     raise HFError(f"{where}: TemplateProcessing given {len(encs)} encodings (an earlier "
@@ -178,9 +196,9 @@ class PostProcessor:
                         if p[1] >= len(encs):  # $B in the single template: tokenizers panics
                             raise HFError(f"{where}: the template names sequence B, and there is one sequence "
                                           "(tokenizers panics here)")
-                        enc = dict(encs[p[1]])
+                        enc = encs[p[1]]
                         enc["type_ids"] = [p[2]] * len(enc["ids"])
-                        out.append(enc)
+                        out.append(clone(enc))
                     elif add:
                         out.append(_special(p[2], p[3], p[1]))
                 return out
@@ -189,8 +207,14 @@ class PostProcessor:
         else:
             raise UnsupportedComponentError(f"{where}: unsupported post-processor type {t!r}")
 
-    def process(self, enc: dict, add_special_tokens: bool) -> dict:
-        encs = [enc]
+    def process(self, enc: dict, pair: dict | None, add_special_tokens: bool) -> dict:
+        """The encoding of enc and pair (records, changed in place; pair None for one
+        sequence): the type id of each sequence's tokens is its index (with a post-processor),
+        then the steps, then the encodings they give are merged."""
+        encs = [enc] if pair is None else [enc, pair]
+        if self.present:
+            for i, e in enumerate(encs):
+                e["type_ids"] = [i] * len(e["ids"])
         for step in self.steps:
             encs = step(encs, add_special_tokens)
-        return encs[0] if len(encs) == 1 else _concat(encs)
+        return encs[0] if len(encs) == 1 and not encs[0].get("overflowing") else merge(encs)

@@ -28,14 +28,16 @@ from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary, with_tokenizers_ids
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
+from .encoding import Encoding, _pylist, record
 from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
 from .normalizers import _NS, _norm_steps
+from .padding import Padding, pad_records
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
+from .truncation import Truncation, truncate_pair
 
 # scantok._pylist.hf_encode_offsets, imported by the first Tokenizer.encode that needs it
 _hf_encode_offsets = None
-_pyl = None
 
 def _flag(v, name: str, where: str) -> bool:
     """v as a bool, as tokenizers reads these flags: a bool (numpy's too), else TypeError."""
@@ -65,115 +67,9 @@ def _checked_id(i, where: str) -> int:
     return i
 
 
-def _pylist():
-    """scantok._pylist, imported once (a relative import in a function costs ~2 us a call)."""
-    global _pyl
-    if _pyl is None:
-        from .. import _pylist as mod
-
-        _pyl = mod
-    return _pyl
-
 __all__ = ["Tokenizer", "Encoding"]
 
 _BEHAVIOR_CODE = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNext": 3, "Contiguous": 4}
-
-
-class Encoding:
-    """The result of :meth:`Tokenizer.encode`, as ``tokenizers.Encoding``: ``ids``, ``tokens``,
-    ``offsets``, ``attention_mask``, ``special_tokens_mask``, ``type_ids`` (lists).
-
-    Each access returns a new list, as tokenizers' does (a caller may change it).  An encoding
-    made by the C path keeps its C arrays and builds the list from them on access (tokenizers'
-    Python ``Encoding`` also converts on access).  One from :meth:`Tokenizer.encode_batch_fast`
-    is as tokenizers makes it there: no offsets (all ``(0, 0)``) and an empty string for each
-    token of the text (the post-processor's special tokens keep theirs)."""
-
-    __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_lazy")
-
-    def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids):
-        self._ids = ids
-        self._tokens = tokens
-        self._offsets = offsets
-        self._special_tokens_mask = special_tokens_mask
-        self._type_ids = type_ids
-        self._lazy = None
-
-    @classmethod
-    def _from_arrays(cls, arrays, n: int, wrap, table) -> "Encoding":
-        """The model tokens' ids, starts and ends (arrays: the bytes hf_encode_offsets returns,
-        3n uint32 in that order, read in place by scantok._pylist as (arrays, index)), the
-        post-processor's (prefix, suffix, sequence type id) and the id -> token table."""
-        e = cls.__new__(cls)
-        e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = None
-        e._lazy = (arrays, n, wrap, table)
-        return e
-
-    @classmethod
-    def _fast(cls, ids, wrap) -> "Encoding":
-        """encode_batch_fast's encoding of model ids (a bytes object of native uint32, read in
-        place, or a list) inside the post-processor's (prefix, suffix, sequence type id)."""
-        e = cls.__new__(cls)
-        e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = None
-        e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None)
-        return e
-
-    def _parts(self):
-        arrays, n, (pre, post, type_id), table = self._lazy
-        return arrays, n, pre, post, type_id, table
-
-    @property
-    def ids(self) -> list[int]:
-        if self._lazy is None:
-            return list(self._ids)
-        arrays, n, pre, post, _, _ = self._parts()
-        lst = _pylist().ids_to_list((arrays, 0), n) if type(arrays) is bytes else list(arrays)
-        return [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
-
-    @property
-    def tokens(self) -> list[str]:
-        if self._lazy is None:
-            return list(self._tokens)
-        arrays, n, pre, post, _, table = self._parts()
-        lst = [""] * n if table is None else _pylist().tokens_to_list((arrays, 0), n, table())
-        return [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
-
-    @property
-    def offsets(self) -> list[tuple[int, int]]:
-        if self._lazy is None:
-            return list(self._offsets)
-        arrays, n, pre, post, _, table = self._parts()
-        if table is None:  # encode_batch_fast: none tracked
-            return [(0, 0)] * (len(pre) + n + len(post))
-        lst = _pylist().spans_to_list((arrays, n), (arrays, 2 * n), n, 0)
-        return [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
-
-    @property
-    def special_tokens_mask(self) -> list[int]:
-        if self._lazy is None:
-            return list(self._special_tokens_mask)
-        _, n, pre, post, _, _ = self._parts()
-        return [1] * len(pre) + [0] * n + [1] * len(post)
-
-    @property
-    def type_ids(self) -> list[int]:
-        if self._lazy is None:
-            return list(self._type_ids)
-        _, n, pre, post, type_id, _ = self._parts()
-        return [t[2] for t in pre] + [type_id] * n + [t[2] for t in post]
-
-    @property
-    def attention_mask(self) -> list[int]:
-        return [1] * len(self)
-
-    def __len__(self) -> int:
-        if self._lazy is not None:
-            _, n, pre, post, _, _ = self._parts()
-            return len(pre) + n + len(post)
-        return len(self._ids)
-
-    def __repr__(self) -> str:
-        return f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask])"
 
 
 class _Piece:
@@ -225,6 +121,40 @@ def _split(step: _Step, pieces: list[_Piece]) -> list[_Piece]:
     return out
 
 
+def _input_sequence(seq, pretokenized: bool):
+    """One sequence of an input, checked as tokenizers extracts it: a str, or with
+    pretokenized a list or tuple of str (its words, as a list)."""
+    if not pretokenized:
+        if not isinstance(seq, str):
+            raise TypeError("TextInputSequence must be str")
+        return seq
+    if isinstance(seq, (list, tuple)) and all(isinstance(w, str) for w in seq):
+        return list(seq)
+    raise TypeError("PreTokenizedInputSequence must be Union[List[str], Tuple[str]]")
+
+
+def _check_input(seqs: tuple, pretokenized: bool, where: str) -> None:
+    """TextEncodeError for a lone surrogate in an input's sequences (tokenizers refuses such a
+    str when it reads its arguments, before any encoding)."""
+    for seq in seqs:
+        for text in seq if pretokenized else (seq,):
+            _check_text(text, where)
+
+
+def _encode_input(item, pretokenized: bool) -> tuple:
+    """An item of encode_batch's input as (sequence,) or (sequence, pair), as tokenizers reads
+    it: a sequence, or a tuple (or another sequence) of two."""
+    try:
+        return (_input_sequence(item, pretokenized),)
+    except TypeError:
+        pass
+    if isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2:
+        return (_input_sequence(item[0], pretokenized), _input_sequence(item[1], pretokenized))
+    kind = "PreTokenized" if pretokenized else "Text"
+    raise TypeError(f"{kind}EncodeInput must be Union[{kind}InputSequence, Tuple[{kind}InputSequence, "
+                    f"{kind}InputSequence]]")
+
+
 def _json_obj(data: str | bytes) -> dict:
     try:
         obj = json.loads(data)
@@ -252,9 +182,8 @@ class Tokenizer:
     def __init__(self, obj: Mapping):
         if not isinstance(obj, Mapping):
             raise HFError("tokenizer.json must hold a JSON object")
-        for key in ("truncation", "padding"):
-            if obj.get(key) is not None:
-                raise UnsupportedComponentError(f"{key}: {key} is not supported (must be null)")
+        self._truncation = Truncation.from_json(obj.get("truncation"))
+        self._padding = Padding.from_json(obj.get("padding"))
         model = obj.get("model")
         if not isinstance(model, Mapping):
             raise HFError("missing 'model' object")
@@ -566,7 +495,7 @@ class Tokenizer:
             probe = {"ids": [-1, -2], "tokens": ["", ""] if fast else ["\x00", "\x01"], "offsets": list(spans),
                      "type_ids": [0, 0], "special": [0, 0]}
             try:
-                r = self._post.process(probe, add)
+                r = self._post.process(probe, None, add)
                 k = r["ids"].index(-1)
             except Exception:  # pragma: no cover
                 return None
@@ -589,29 +518,165 @@ class Tokenizer:
         return t
 
     # -- public encoding --
-    def encode(self, sequence: str, add_special_tokens: bool = True) -> Encoding:
-        """The :class:`Encoding` of ``sequence``: ids, tokens, offsets (str indices into
-        ``sequence``), attention_mask, special_tokens_mask, type_ids."""
-        if not isinstance(sequence, str):
-            raise TypeError(f"encode() expects str, got {type(sequence).__name__}")
+    def encode(self, sequence, pair=None, is_pretokenized: bool = False, add_special_tokens: bool = True) -> Encoding:
+        """The :class:`Encoding` of ``sequence`` (and of ``pair``, the second sequence, if
+        given): ids, tokens, offsets (str indices into each sequence), attention_mask,
+        special_tokens_mask, type_ids and overflowing, as tokenizers' ``encode``.  With
+        ``is_pretokenized``, each sequence is a list (or tuple) of words, encoded one by one.
+        Truncation and padding apply as set (:meth:`enable_truncation`, :meth:`enable_padding`).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},'
+        ...                          ' "merges": ["a b"]}, "pre_tokenizer": {"type": "Whitespace"}}')
+        >>> enc = tok.encode("ab b", "a")
+        >>> enc.ids, enc.type_ids, enc.offsets
+        ([2, 1, 0], [0, 0, 1], [(0, 2), (3, 4), (0, 1)])
+        """
+        is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode()")
         if add_special_tokens is not True and add_special_tokens is not False:
             add_special_tokens = _flag(add_special_tokens, "add_special_tokens", "encode()")
-        try:
-            if self._lazy is not None and not (self._has_added and self._added.matches(sequence)):
-                enc = self._encode_lazy(sequence, add_special_tokens)
-                if enc is not None:
-                    return enc
-            ids, offs, matched = self._encode_raw(sequence, True)
-        except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
-            raise _surrogate_error(sequence, "encode()") or err from None
-        inv = self._model.inv
-        tokens = [inv.get(i) for i in ids]
-        for k, t in matched.items():
-            tokens[k] = t
-        enc = {"ids": ids, "tokens": tokens, "offsets": offs,
-               "type_ids": [0] * len(ids), "special": [0] * len(ids)}
-        enc = self._post.process(enc, add_special_tokens)
-        return Encoding(enc["ids"], enc["tokens"], enc["offsets"], enc["special"], enc["type_ids"])
+        if pair is None and not is_pretokenized and type(sequence) is str and self._plain:
+            try:
+                if self._lazy is not None and not (self._has_added and self._added.matches(sequence)):
+                    enc = self._encode_lazy(sequence, add_special_tokens)
+                    if enc is not None:
+                        return enc
+                return Encoding._of(self._post.process(self._model_record(sequence, 0, True), None,
+                                                       add_special_tokens))
+            except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
+                raise _surrogate_error(sequence, "encode()") or err from None
+        seqs = (_input_sequence(sequence, is_pretokenized),)
+        if pair is not None:
+            seqs += (_input_sequence(pair, is_pretokenized),)
+        _check_input(seqs, is_pretokenized, "encode()")
+        return Encoding._of(self._encode_record(seqs, is_pretokenized, add_special_tokens, True))
+
+    def _encode_record(self, seqs: tuple, pretokenized: bool, add_special_tokens: bool, offsets: bool,
+                       where: str = "encode()") -> dict:
+        """The record of one input (a sequence or a pair, checked by _input_sequence) as
+        tokenizers' encode: each sequence through the model, then truncation, the
+        post-processor and padding (where: the call, for an error)."""
+        recs = []
+        for k, seq in enumerate(seqs):
+            try:
+                if pretokenized:  # each word on its own, its offsets its own (tokenizers merges them so)
+                    parts = [self._model_record(w, k, offsets) for w in seq]
+                    rec = record([], [], [], [])
+                    for part in parts:
+                        for key in ("ids", "tokens", "offsets", "type_ids", "special"):
+                            rec[key] += part[key]
+                else:
+                    rec = self._model_record(seq, k, offsets)
+            except UnicodeEncodeError:  # a lone surrogate (the C paths' own error)
+                for text in seq if pretokenized else (seq,):
+                    e = _surrogate_error(text, where)
+                    if e is not None:
+                        raise e from None
+                raise
+            recs.append(rec)
+        return self._post_process(recs[0], recs[1] if len(recs) > 1 else None, add_special_tokens)
+
+    def _model_record(self, text: str, type_id: int, offsets: bool) -> dict:
+        """The model's tokens of one text (sequence type_id: 0 the first, 1 the pair), before
+        post-processing, as a record (offsets False: as tokenizers' encode_fast makes them,
+        offsets (0, 0), tokens "" and type id 0)."""
+        ids, offs, matched = self._encode_raw(text, offsets)
+        n = len(ids)
+        if offsets:
+            inv = self._model.inv
+            tokens = [inv.get(i) for i in ids]
+            for k, t in matched.items():
+                tokens[k] = t
+        else:
+            tokens, offs, type_id = [""] * n, [(0, 0)] * n, 0
+        return record(ids, tokens, offs, [type_id] * n)
+
+    def _post_process(self, enc: dict, pair: dict | None, add_special_tokens: bool) -> dict:
+        """Truncation, the post-processor, padding (tokenizers' post_process)."""
+        t = self._truncation
+        if t is not None:
+            max_length = t.max_length
+            added = self._post.added_tokens(pair is not None)
+            if add_special_tokens and added:
+                max_length = (max_length - added) % (1 << 64)  # tokenizers' usize arithmetic
+            truncate_pair(enc, pair, max_length, t)
+        out = self._post.process(enc, pair, add_special_tokens)
+        if self._padding is not None:
+            pad_records([out], self._padding)
+        return out
+
+    @property
+    def _plain(self) -> bool:
+        """Neither truncation nor padding is set: encode's shortcuts apply."""
+        return self._truncation is None and self._padding is None
+
+    # -- truncation and padding --
+    def enable_truncation(self, max_length: int, *, stride: int = 0, strategy: str = "longest_first",
+                          direction: str = "right") -> None:
+        """Truncate every encoding to ``max_length`` tokens, the post-processor's special tokens
+        included; what is cut off goes to ``Encoding.overflowing``, in windows that overlap by
+        ``stride`` tokens.  ``strategy``: ``longest_first``, ``only_first`` or ``only_second``
+        (which sequence of a pair loses tokens); ``direction``: ``right`` or ``left`` (which end).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},'
+        ...                          ' "pre_tokenizer": {"type": "Whitespace"}}')
+        >>> tok.enable_truncation(2)
+        >>> enc = tok.encode("a b a b a")
+        >>> enc.ids, [o.ids for o in enc.overflowing]
+        ([0, 1], [[0, 1], [0]])
+        """
+        t = Truncation(max_length, stride, strategy, direction)
+        added = self._post.added_tokens(False)
+        effective = (t.max_length - added) % (1 << 64)
+        if effective < t.stride:
+            raise ValueError(f"tokenizer stride set to {t.stride}, which is greater than or equal to its effective "
+                             f"max length of {effective} (= {t.max_length} original max length - {added} added "
+                             "special tokens), ")
+        self._truncation = t
+        self._obj = {**self._obj, "truncation": t.to_json()}
+
+    def no_truncation(self) -> None:
+        """Encode without truncating."""
+        self._truncation = None
+        self._obj = {**self._obj, "truncation": None}
+
+    @property
+    def truncation(self) -> dict | None:
+        """The truncation parameters (max_length, stride, strategy, direction), or None."""
+        return self._truncation.as_dict() if self._truncation is not None else None
+
+    def enable_padding(self, *, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
+                       pad_token: str = "[PAD]", length: int | None = None,
+                       pad_to_multiple_of: int | None = None) -> None:
+        """Pad every encoding to ``length`` tokens, or, with ``length`` None, a batch's
+        encodings to the longest of them; rounded up to a multiple of ``pad_to_multiple_of``.
+        Padding tokens have ``pad_id``, ``pad_token``, ``pad_type_id``, offsets (0, 0),
+        attention 0 and special mask 1, on the ``direction`` side (``right`` or ``left``).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},'
+        ...                          ' "pre_tokenizer": {"type": "Whitespace"}}')
+        >>> tok.enable_padding(pad_id=9)
+        >>> [(e.ids, e.attention_mask) for e in tok.encode_batch(["a b a", "b"])]
+        [([0, 1, 0], [1, 1, 1]), ([1, 9, 9], [1, 0, 0])]
+        """
+        self._padding = Padding(direction=direction, pad_id=pad_id, pad_type_id=pad_type_id, pad_token=pad_token,
+                                length=length, pad_to_multiple_of=pad_to_multiple_of)
+        self._obj = {**self._obj, "padding": self._padding.to_json()}
+
+    def no_padding(self) -> None:
+        """Encode without padding."""
+        self._padding = None
+        self._obj = {**self._obj, "padding": None}
+
+    @property
+    def padding(self) -> dict | None:
+        """The padding parameters (length, pad_to_multiple_of, pad_id, pad_token, pad_type_id,
+        direction), or None."""
+        return self._padding.as_dict() if self._padding is not None else None
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """How many special tokens the post-processor adds to a sequence (``is_pair`` False)
+        or a pair."""
+        return self._post.added_tokens(_flag(is_pair, "is_pair", "num_special_tokens_to_add()"))
 
     def _encode_lazy(self, text: str, add_special_tokens: bool) -> Encoding | None:
         """The whole text by one C call (no normalizer, no added token in it), or None.  Per
@@ -633,27 +698,57 @@ class Tokenizer:
         cpus = usable_cpus()
         return max(1, min(int(num_threads) if num_threads is not None else cpus, cpus))
 
-    def encode_batch(self, inputs: Sequence[str], add_special_tokens: bool = True, *,
+    def encode_batch(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True, *,
                      num_threads: int | None = None) -> list[Encoding]:
-        """:meth:`encode` of every input, on ``num_threads`` threads (default: all cores)."""
+        """:meth:`encode` of every input (a sequence, or a pair as a tuple or list of two), on
+        ``num_threads`` threads (default: all cores); with padding set, padded together (to
+        the longest of the batch unless a length is set)."""
+        items = self._batch_items(input, "encode_batch()")
+        is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch()")
+        add = _flag(add_special_tokens, "add_special_tokens", "encode_batch()")
+        if not is_pretokenized and self._plain and all(type(t) is str for t in items):
+            try:
+                return self._encode_batch(items, add, num_threads)
+            except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
+                raise _batch_surrogate_error(items, "encode_batch()") or err from None
+        return self._encode_batch_records(items, is_pretokenized, add, num_threads, True, "encode_batch()")
+
+    @staticmethod
+    def _batch_items(inputs, where: str) -> list:
         if isinstance(inputs, str):
-            raise TypeError("encode_batch() expects a sequence of strings, not a single str")
-        add_special_tokens = _flag(add_special_tokens, "add_special_tokens", "encode_batch()")
-        inputs = list(inputs)
-        try:
-            return self._encode_batch(inputs, add_special_tokens, num_threads)
-        except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
-            raise _batch_surrogate_error(inputs, "encode_batch()") or err from None
+            raise TypeError(f"{where} expects a sequence of inputs, not a single str")
+        return list(inputs)
 
     def _encode_batch(self, inputs: list, add_special_tokens: bool, num_threads: int | None) -> list[Encoding]:
         n = self._threads(num_threads)
         if n <= 1 or len(inputs) <= 1 or sum(len(t) for t in inputs if isinstance(t, str)) < PARALLEL_MIN:
-            return [self.encode(t, add_special_tokens) for t in inputs]
+            return [self.encode(t, add_special_tokens=add_special_tokens) for t in inputs]
         # the process-wide pool: its threads keep their piece caches warm across calls
-        return list(thread_pool(n).map(lambda t: self.encode(t, add_special_tokens), inputs,
+        return list(thread_pool(n).map(lambda t: self.encode(t, add_special_tokens=add_special_tokens), inputs,
                                        chunksize=max(1, len(inputs) // (4 * n))))
 
-    def encode_batch_fast(self, inputs: Sequence[str], add_special_tokens: bool = True, *,
+    def _encode_batch_records(self, items: list, pretokenized: bool, add: bool, num_threads: int | None,
+                              offsets: bool, where: str) -> list[Encoding]:
+        """The general batch: each input's record (pairs, pre-tokenized words, truncation),
+        then the batch padded together, as tokenizers' encode_batch."""
+        inputs = [_encode_input(x, pretokenized) for x in items]
+        for i, seqs in enumerate(inputs):  # tokenizers reads every input before it encodes any
+            _check_input(seqs, pretokenized, f"{where}: inputs[{i}]")
+
+        def one(i: int) -> dict:
+            return self._encode_record(inputs[i], pretokenized, add, offsets, f"{where}: inputs[{i}]")
+
+        n = self._threads(num_threads)
+        size = sum(len(s) if isinstance(s, str) else sum(map(len, s)) for seqs in inputs for s in seqs)
+        if n <= 1 or len(inputs) <= 1 or size < PARALLEL_MIN:
+            recs = [one(i) for i in range(len(inputs))]
+        else:
+            recs = list(thread_pool(n).map(one, range(len(inputs)), chunksize=max(1, len(inputs) // (4 * n))))
+        if self._padding is not None:
+            pad_records(recs, self._padding)
+        return [Encoding._of(r) for r in recs]
+
+    def encode_batch_fast(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True, *,
                           num_threads: int | None = None) -> list[Encoding]:
         """:meth:`encode_batch` without offsets, as tokenizers' ``encode_batch_fast``: every
         :class:`Encoding`'s offsets are ``(0, 0)`` and the tokens of the text empty strings
@@ -665,13 +760,12 @@ class Tokenizer:
         >>> [(e.ids, e.offsets) for e in tok.encode_batch_fast(["ab ba", "b"])]
         [([2, 1, 0], [(0, 0), (0, 0), (0, 0)]), ([1], [(0, 0)])]
         """
-        if isinstance(inputs, str):
-            raise TypeError("encode_batch_fast() expects a sequence of strings, not a single str")
-        inputs = list(inputs)
-        for t in inputs:
-            if not isinstance(t, str):
-                raise TypeError(f"encode_batch_fast() expects strings, got {type(t).__name__}")
+        inputs = self._batch_items(input, "encode_batch_fast()")
+        is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch_fast()")
         add = _flag(add_special_tokens, "add_special_tokens", "encode_batch_fast()")
+        if is_pretokenized or not self._plain or not all(type(t) is str for t in inputs):
+            return self._encode_batch_records(inputs, is_pretokenized, add, num_threads, False,
+                                              "encode_batch_fast()")
         try:
             n = self._threads(num_threads)
             if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
@@ -693,9 +787,8 @@ class Tokenizer:
             n = len(ids) >> 2 if type(ids) is bytes else len(ids)
             if type(ids) is bytes:
                 ids = _pylist().ids_to_list((ids, 0), n)
-            enc = self._post.process({"ids": list(ids), "tokens": [""] * n, "offsets": [(0, 0)] * n,
-                                      "type_ids": [0] * n, "special": [0] * n}, add_special_tokens)
-            out.append(Encoding(enc["ids"], enc["tokens"], enc["offsets"], enc["special"], enc["type_ids"]))
+            enc = self._post.process(record(list(ids), [""] * n, [(0, 0)] * n, [0] * n), None, add_special_tokens)
+            out.append(Encoding._of(enc))
         return out
 
     def _model_ids(self, text: str) -> list[int]:

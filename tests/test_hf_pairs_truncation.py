@@ -1,0 +1,315 @@
+"""scantok.Tokenizer's pairs, pre-tokenized input, truncation (with overflowing parts) and padding
+against HuggingFace `tokenizers` 0.23.3 (the pinned oracle): every field of every Encoding,
+overflowing parts included, for encode, encode_batch and encode_batch_fast, with each
+post-processor; the parameters' checks, getters, and their tokenizer.json form."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import scantok
+from scantok.hf.errors import HFError
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, processors, trainers  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+if not SHARED.exists():
+    SHARED = Path("/work/shared")
+DEEPSEEK = SHARED / "hf" / "deepseek_v3" / "tokenizer.json"
+
+TEXTS = ["", " ", "a", "Hello world", "  two  spaces ", "The quick brown fox jumps over the lazy dog.",
+         "naïve café, 你好世界! 123 4567", "tab\there\nnew line", "x" * 40, "a b c d e f g h i j k l m n o p",
+         "<|endoftext|> between <|endoftext|>", "[CLS] not special [SEP]", "😀 emoji 👩‍👩‍👧 run"]
+
+
+def fields(e) -> tuple:
+    """Every field of an Encoding, the overflowing parts' too (recursively)."""
+    return (e.ids, e.tokens, e.offsets, e.type_ids, e.special_tokens_mask, e.attention_mask, len(e),
+            [fields(o) for o in e.overflowing])
+
+
+def outcome(fn):
+    """fn()'s fields, or the kind of error it raised (tokenizers raises Exception or, where Rust
+    panics, PanicException, a BaseException; scantok an HFError for both)."""
+    try:
+        r = fn()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except TypeError:
+        return "TypeError"
+    except ValueError as e:
+        return "ValueError" if not isinstance(e, HFError) else "error"
+    except BaseException:  # noqa: BLE001 - tokenizers' errors and panics
+        return "error"
+    if r is None:
+        return None
+    return [fields(e) for e in r] if isinstance(r, list) else fields(r)
+
+
+# -- tokenizers built here, one per post-processor ---------------------------------------------------
+@pytest.fixture(scope="module")
+def train_text():
+    text = (SHARED / "corpus" / "en.txt").read_text(encoding="utf-8")[:200_000]
+    return [text[i:i + 2000] for i in range(0, len(text), 2000)] + TEXTS
+
+
+def _byte_level(train_text, **post):
+    tok = HFTokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(train_text, trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<s>", "<pad>", "</s>", "<|endoftext|>"], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tok
+
+
+@pytest.fixture(scope="module")
+def built(train_text):
+    base = _byte_level(train_text)
+    s, e = base.token_to_id("<s>"), base.token_to_id("</s>")
+    out = {}
+
+    def variant(name, post):
+        tok = HFTokenizer.from_str(base.to_str())
+        tok.post_processor = post
+        out[name] = tok
+
+    variant("none", None)
+    variant("byte_level_trim", processors.ByteLevel(trim_offsets=True, add_prefix_space=True))
+    variant("roberta", processors.RobertaProcessing(("</s>", e), ("<s>", s), trim_offsets=True))
+    variant("roberta_untrimmed", processors.RobertaProcessing(("</s>", e), ("<s>", s), trim_offsets=False))
+    variant("bert", processors.BertProcessing(("</s>", e), ("<s>", s)))
+    template = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s>:1 $A:0 </s> </s>:2 $B:1 </s>:1",
+        special_tokens=[("<s>", s), ("</s>", e)])
+    variant("template", template)
+    variant("template_multi", processors.TemplateProcessing(
+        single="$A [X]", pair="[X]:1 $B:0 $A:1 [X]", special_tokens=[{"id": "[X]", "ids": [s, e, s],
+                                                                      "tokens": ["<s>", "</s>", "<s>"]}]))
+    variant("sequence", processors.Sequence([processors.ByteLevel(trim_offsets=True), template]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def deepseek():
+    return scantok.Tokenizer.from_file(DEEPSEEK), HFTokenizer.from_file(str(DEEPSEEK))
+
+
+def _twin(hf: HFTokenizer):
+    return scantok.Tokenizer.from_str(hf.to_str()), HFTokenizer.from_str(hf.to_str())
+
+
+def _configure(ours, hf, rng: random.Random) -> None:
+    """The same random truncation and padding (or none) on both (each may refuse its
+    parameters: then both must)."""
+    ours.no_truncation(), hf.no_truncation(), ours.no_padding(), hf.no_padding()
+    if rng.random() < 0.8:
+        kw = {"stride": rng.choice([0, 0, 1, 2, 5]), "strategy": rng.choice(["longest_first", "only_first",
+                                                                            "only_second"]),
+              "direction": rng.choice(["right", "left"])}
+        ml = rng.choice([0, 1, 2, 3, 4, 5, 6, 8, 12, 20, 64])
+        a, b = outcome(lambda: ours.enable_truncation(ml, **kw)), outcome(lambda: hf.enable_truncation(ml, **kw))
+        assert a == b, (ml, kw)
+        assert ours.truncation == hf.truncation
+    if rng.random() < 0.6:
+        kw = {"direction": rng.choice(["right", "left"]), "pad_id": rng.choice([0, 1, 7]),
+              "pad_type_id": rng.choice([0, 3]), "pad_token": rng.choice(["[PAD]", "<pad>"]),
+              "length": rng.choice([None, None, 0, 5, 17, 40]), "pad_to_multiple_of": rng.choice([None, 0, 4, 8])}
+        ours.enable_padding(**kw)
+        hf.enable_padding(**kw)
+        assert ours.padding == hf.padding
+
+
+def _inputs(rng: random.Random, pretokenized: bool):
+    def seq():
+        t = rng.choice(TEXTS)
+        return t.split() if pretokenized else t
+    return [seq() if rng.random() < 0.5 else (seq(), seq()) for _ in range(rng.randint(1, 5))]
+
+
+def _compare(ours, hf, rng: random.Random) -> None:
+    for pretokenized in (False, True):
+        items = _inputs(rng, pretokenized)
+        for add in (True, False):
+            for item in items:
+                args = item if isinstance(item, tuple) else (item,)
+                a = outcome(lambda: ours.encode(*args, is_pretokenized=pretokenized, add_special_tokens=add))
+                b = outcome(lambda: hf.encode(*args, is_pretokenized=pretokenized, add_special_tokens=add))
+                assert a == b, (item, add, ours.truncation, ours.padding)
+            for method in ("encode_batch", "encode_batch_fast"):
+                a = outcome(lambda: getattr(ours, method)(items, is_pretokenized=pretokenized, add_special_tokens=add))
+                b = outcome(lambda: getattr(hf, method)(items, is_pretokenized=pretokenized, add_special_tokens=add))
+                assert a == b, (method, items, add, ours.truncation, ours.padding)
+
+
+NAMES = ["none", "byte_level_trim", "roberta", "roberta_untrimmed", "bert", "template", "template_multi",
+         "sequence"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_settings(built, name):
+    ours, hf = _twin(built[name])
+    rng = random.Random(name)
+    for _ in range(40):
+        _configure(ours, hf, rng)
+        _compare(ours, hf, rng)
+
+
+def test_deepseek(deepseek):
+    """The C paths (lazy encodings, the batch) give way to the general one with truncation,
+    padding or pairs: the same fields as tokenizers on DeepSeek V3's file."""
+    ours, hf = deepseek
+    rng = random.Random(3)
+    try:
+        for _ in range(25):
+            _configure(ours, hf, rng)
+            _compare(ours, hf, rng)
+    finally:
+        ours.no_truncation(), ours.no_padding(), hf.no_truncation(), hf.no_padding()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.lists(st.text(max_size=30), min_size=1, max_size=4))
+def test_hypothesis(built, seed, texts):
+    rng = random.Random(seed)
+    ours, hf = _twin(built[rng.choice(NAMES)])
+    _configure(ours, hf, rng)
+    items = [t if rng.random() < 0.5 else (t, rng.choice(texts)) for t in texts]
+    for method in ("encode_batch", "encode_batch_fast"):
+        assert outcome(lambda: getattr(ours, method)(items)) == outcome(lambda: getattr(hf, method)(items))
+
+
+# -- examples ----------------------------------------------------------------------------------------
+def test_overflowing_pairs_cross(built):
+    """Both sequences truncated: every overflowing part of one with the other and with each of the
+    other's, as tokenizers combines them."""
+    ours, hf = _twin(built["template"])
+    for tok in (ours, hf):
+        tok.enable_truncation(9, stride=1)
+    a = ours.encode("a b c d e f g h i j", "k l m n o p q")
+    b = hf.encode("a b c d e f g h i j", "k l m n o p q")
+    assert fields(a) == fields(b)
+    assert len(a.overflowing) > 4
+
+
+def test_padding_batch_longest_and_fixed(built):
+    ours, hf = _twin(built["bert"])
+    texts = ["a", "a b c d", ("a b", "c")]
+    for kw in ({}, {"length": 12, "direction": "left"}, {"pad_to_multiple_of": 8}):
+        ours.enable_padding(**kw)
+        hf.enable_padding(**kw)
+        assert [fields(e) for e in ours.encode_batch(texts)] == [fields(e) for e in hf.encode_batch(texts)]
+        assert [fields(e) for e in ours.encode_batch_fast(texts)] == [fields(e) for e in hf.encode_batch_fast(texts)]
+
+
+def test_params_and_getters(built):
+    ours, hf = _twin(built["roberta"])
+    assert ours.truncation is None and ours.padding is None
+    assert ours.num_special_tokens_to_add(False) == hf.num_special_tokens_to_add(False) == 2
+    assert ours.num_special_tokens_to_add(True) == hf.num_special_tokens_to_add(True) == 4
+    ours.enable_truncation(10, stride=3, strategy="only_second", direction="left")
+    hf.enable_truncation(10, stride=3, strategy="only_second", direction="left")
+    assert ours.truncation == hf.truncation
+    ours.enable_padding(length=7, pad_token="<pad>", pad_id=1)
+    hf.enable_padding(length=7, pad_token="<pad>", pad_id=1)
+    assert ours.padding == hf.padding
+    # the tokenizer.json form: each loads the other's
+    assert json.loads(ours.to_str())["truncation"] == json.loads(hf.to_str())["truncation"]
+    assert json.loads(ours.to_str())["padding"] == json.loads(hf.to_str())["padding"]
+    again = scantok.Tokenizer.from_str(hf.to_str())
+    assert again.truncation == hf.truncation and again.padding == hf.padding
+    assert HFTokenizer.from_str(ours.to_str()).truncation == hf.truncation
+    ours.no_truncation(), ours.no_padding()
+    assert ours.truncation is None and ours.padding is None
+    assert json.loads(ours.to_str())["truncation"] is None
+
+
+@pytest.mark.parametrize("kw", [{"strategy": "longest"}, {"direction": "up"}, {"stride": 9}, {"stride": -1},
+                                {"stride": 1.5}])
+def test_bad_truncation(built, kw):
+    """The same exception type as tokenizers (ValueError, OverflowError, TypeError), and nothing
+    half set."""
+    ours, hf = _twin(built["bert"])
+    with pytest.raises(Exception) as want:  # noqa: B017 - the type is compared below
+        hf.enable_truncation(10, **kw)
+    with pytest.raises(want.type):
+        ours.enable_truncation(10, **kw)
+    assert ours.truncation is None
+
+
+@pytest.mark.parametrize("kw", [{"direction": "middle"}, {"pad_id": -1}, {"pad_id": 2**32}, {"pad_token": 5},
+                                {"length": -2}, {"length": "3"}])
+def test_bad_padding(built, kw):
+    ours, hf = _twin(built["bert"])
+    with pytest.raises(Exception) as want:  # noqa: B017 - the type is compared below
+        hf.enable_padding(**kw)
+    with pytest.raises(want.type):
+        ours.enable_padding(**kw)
+    assert ours.padding is None
+
+
+def test_panics_and_errors_are_errors(built):
+    """Where tokenizers errs (only_second without a pair, a sequence too short) or panics (stride
+    not below the length left for a sequence), scantok raises HFError."""
+    ours, hf = _twin(built["bert"])
+    for tok in (ours, hf):
+        tok.enable_truncation(4, strategy="only_second")
+    with pytest.raises(HFError, match="Second sequence not provided"):
+        ours.encode("a b c d e f")
+    with pytest.raises(Exception, match="Second sequence not provided"):
+        hf.encode("a b c d e f")
+    with pytest.raises(HFError, match="too short"):
+        ours.encode("a b c d e f", "g")
+    for tok in (ours, hf):
+        tok.enable_truncation(4, stride=1)
+    with pytest.raises(HFError, match="stride"):
+        ours.encode("a b c d e f g h", "i j k l m n")
+    assert ours.encode("a b c").ids == hf.encode("a b c").ids
+
+
+def test_input_types(built):
+    ours, hf = _twin(built["none"])
+    for bad in (5, ["a"], None):
+        with pytest.raises(TypeError):
+            ours.encode(bad)
+    with pytest.raises(TypeError):
+        ours.encode("a", is_pretokenized=True)
+    with pytest.raises(TypeError):
+        ours.encode_batch([("a", "b", "c")])
+    with pytest.raises(TypeError):
+        ours.encode_batch("abc")
+    assert fields(ours.encode(("a", "b"), is_pretokenized=True)) == fields(hf.encode(("a", "b"), is_pretokenized=True))
+    assert [fields(e) for e in ours.encode_batch([["a", "b"]])] == [fields(e) for e in hf.encode_batch([["a", "b"]])]
+
+
+def test_file_with_truncation_and_padding(built, tmp_path):
+    """A tokenizer.json saved with truncation and padding set loads with them (it was refused)."""
+    hf = HFTokenizer.from_str(built["template"].to_str())
+    hf.enable_truncation(6)
+    hf.enable_padding(length=8)
+    path = tmp_path / "t.json"
+    hf.save(str(path))
+    ours = scantok.Tokenizer.from_file(path)
+    for text in TEXTS:
+        assert fields(ours.encode(text)) == fields(hf.encode(text))
+    assert [fields(e) for e in ours.encode_batch_fast(TEXTS)] == [fields(e) for e in hf.encode_batch_fast(TEXTS)]
+
+
+@pytest.mark.parametrize("patch", [{"truncation": {"max_length": 5}}, {"truncation": {"max_length": -1, "stride": 0,
+                                   "strategy": "LongestFirst"}}, {"truncation": {"max_length": 5, "stride": 0,
+                                   "strategy": "Shortest"}}, {"padding": {"strategy": "BatchLongest"}},
+                                   {"padding": {"strategy": {"Fixed": "x"}, "direction": "Right",
+                                                "pad_to_multiple_of": None, "pad_id": 0, "pad_type_id": 0,
+                                                "pad_token": "[PAD]"}}])
+def test_bad_file_params(built, patch):
+    obj = {**json.loads(built["none"].to_str()), **patch}
+    with pytest.raises(Exception):  # noqa: B017 - tokenizers refuses them too
+        HFTokenizer.from_str(json.dumps(obj))
+    with pytest.raises(HFError):
+        scantok.Tokenizer.from_str(json.dumps(obj))
