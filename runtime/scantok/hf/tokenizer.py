@@ -228,8 +228,9 @@ class Tokenizer:
         self._setup_fast()
         self._tokens_by_id = None
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
-        self._lazy = (self._lazy_wraps() if self._stages is not None and not self._norm and not self._prefix_space
-                      else None)
+        # a text without added tokens runs whole as one C call (stages, merges, offsets)
+        self._whole_c = self._stages is not None and not self._norm and not self._prefix_space
+        self._lazy = self._lazy_wraps() if self._whole_c else None
         self._fast_wraps = self._lazy_wraps(fast=True)
 
     # -- loading / saving --
@@ -579,15 +580,28 @@ class Tokenizer:
         """The model's tokens of one text (sequence type_id: 0 the first, 1 the pair), before
         post-processing, as a record (offsets False: as tokenizers' encode_fast makes them,
         offsets (0, 0), tokens "" and type id 0)."""
+        if not offsets:
+            ids = self._batch_model_ids([text])[0]
+            n = len(ids) >> 2 if type(ids) is bytes else len(ids)
+            ids = _pylist().ids_to_list((ids, 0), n) if type(ids) is bytes else list(ids)
+            return record(ids, [""] * n, [(0, 0)] * n, [0] * n)
+        if self._whole_c and not (self._has_added and self._added.matches(text)):
+            # the C arrays made lists in C (a Python loop per token cost 20x more)
+            global _hf_encode_offsets
+            if _hf_encode_offsets is None:
+                _hf_encode_offsets = _pylist().hf_encode_offsets
+            fn, model, stages, _ = self._batch_c
+            r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
+            if type(r) is not int:  # else HFB_SLOW: the general path below
+                n, pyl = len(r) // 12, _pylist()
+                return record(pyl.ids_to_list((r, 0), n), pyl.tokens_to_list((r, 0), n, self._token_table()),
+                              pyl.spans_to_list((r, n), (r, 2 * n), n, 0), [type_id] * n)
         ids, offs, matched = self._encode_raw(text, offsets)
         n = len(ids)
-        if offsets:
-            inv = self._model.inv
-            tokens = [inv.get(i) for i in ids]
-            for k, t in matched.items():
-                tokens[k] = t
-        else:
-            tokens, offs, type_id = [""] * n, [(0, 0)] * n, 0
+        inv = self._model.inv
+        tokens = [inv.get(i) for i in ids]
+        for k, t in matched.items():
+            tokens[k] = t
         return record(ids, tokens, offs, [type_id] * n)
 
     def _post_process(self, enc: dict, pair: dict | None, add_special_tokens: bool) -> dict:
