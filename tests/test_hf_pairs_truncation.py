@@ -313,3 +313,24 @@ def test_bad_file_params(built, patch):
         HFTokenizer.from_str(json.dumps(obj))
     with pytest.raises(HFError):
         scantok.Tokenizer.from_str(json.dumps(obj))
+
+
+@pytest.mark.parametrize("kw", [{}, {"direction": "left", "pad_to_multiple_of": 8}, {"length": 700, "pad_id": 3}])
+def test_padding_of_lazy_encodings(deepseek, built, kw):
+    """Padding without truncation keeps the C paths' lazy encodings (the padding is a note on
+    them): every field as tokenizers', for encode, encode_batch and encode_batch_fast; and on a
+    file whose post-processor trims offsets (materialized encodings)."""
+    text = (SHARED / "corpus" / "multi.txt").read_text(encoding="utf-8")[100_000:130_000]
+    docs = [text[i:i + 2500] for i in range(0, len(text), 2500)] + ["", "a", "<｜begin▁of▁sentence｜>x"]
+    for ours, hf in (deepseek, _twin(built["byte_level_trim"])):
+        try:
+            ours.enable_padding(**kw)
+            hf.enable_padding(**kw)
+            assert [fields(e) for e in ours.encode_batch(docs, num_threads=2)] == \
+                [fields(e) for e in hf.encode_batch(docs)]
+            assert [fields(e) for e in ours.encode_batch_fast(docs, num_threads=1)] == \
+                [fields(e) for e in hf.encode_batch_fast(docs)]
+            for d in docs[:3] + docs[-3:]:
+                assert fields(ours.encode(d)) == fields(hf.encode(d))
+        finally:
+            ours.no_padding(), hf.no_padding()

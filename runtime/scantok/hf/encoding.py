@@ -37,7 +37,7 @@ class Encoding:
     token of the text (the post-processor's special tokens keep theirs)."""
 
     __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_attention",
-                 "_overflowing", "_lazy")
+                 "_overflowing", "_lazy", "_pad")
 
     def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids, attention_mask=None, overflowing=()):
         self._ids = ids
@@ -48,6 +48,7 @@ class Encoding:
         self._attention = attention_mask  # None: all ones (nothing padded)
         self._overflowing = tuple(overflowing)
         self._lazy = None
+        self._pad = None
 
     @classmethod
     def _of(cls, rec: dict) -> "Encoding":
@@ -64,6 +65,7 @@ class Encoding:
         e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = e._attention = None
         e._overflowing = ()
         e._lazy = (arrays, n, wrap, table)
+        e._pad = None
         return e
 
     @classmethod
@@ -74,7 +76,36 @@ class Encoding:
         e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = e._attention = None
         e._overflowing = ()
         e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None)
+        e._pad = None
         return e
+
+    def _padded(self, target: int, p) -> None:
+        """Pads this new encoding (and its overflowing parts) to target tokens with Padding p's
+        token, as tokenizers pads (padding twice equals padding once to the larger length).  A
+        lazy one keeps its C arrays and only notes the padding."""
+        for o in self._overflowing:
+            o._padded(target, p)
+        k = target - len(self)
+        if k <= 0:
+            return
+        if self._lazy is not None:
+            self._pad = (p.direction == "left", k + (self._pad[1] if self._pad else 0), p.pad_id, p.pad_type_id,
+                         p.pad_token)
+            return
+        left = p.direction == "left"
+        att = self._attention if self._attention is not None else [1] * len(self._ids)
+        for name, fill in (("_ids", p.pad_id), ("_tokens", p.pad_token), ("_offsets", (0, 0)),
+                           ("_special_tokens_mask", 1), ("_type_ids", p.pad_type_id)):
+            v = list(getattr(self, name))
+            setattr(self, name, [fill] * k + v if left else v + [fill] * k)
+        self._attention = [0] * k + list(att) if left else list(att) + [0] * k
+
+    def _padding(self, lst: list, fill) -> list:
+        """lst (a lazy encoding's field) with its padding, if any."""
+        pad = self._pad
+        if pad is None:
+            return lst
+        return [fill] * pad[1] + lst if pad[0] else lst + [fill] * pad[1]
 
     def _parts(self):
         arrays, n, (pre, post, type_id), table = self._lazy
@@ -86,7 +117,8 @@ class Encoding:
             return list(self._ids)
         arrays, n, pre, post, _, _ = self._parts()
         lst = _pylist().ids_to_list((arrays, 0), n) if type(arrays) is bytes else list(arrays)
-        return [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
+        lst = [t[0] for t in pre] + lst + [t[0] for t in post] if (pre or post) else lst
+        return lst if self._pad is None else self._padding(lst, self._pad[2])
 
     @property
     def tokens(self) -> list[str]:
@@ -94,7 +126,8 @@ class Encoding:
             return list(self._tokens)
         arrays, n, pre, post, _, table = self._parts()
         lst = [""] * n if table is None else _pylist().tokens_to_list((arrays, 0), n, table())
-        return [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
+        lst = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
+        return lst if self._pad is None else self._padding(lst, self._pad[4])
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
@@ -102,29 +135,33 @@ class Encoding:
             return list(self._offsets)
         arrays, n, pre, post, _, table = self._parts()
         if table is None:  # encode_batch_fast: none tracked
-            return [(0, 0)] * (len(pre) + n + len(post))
+            return [(0, 0)] * len(self)
         lst = _pylist().spans_to_list((arrays, n), (arrays, 2 * n), n, 0)
-        return [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
+        lst = [(0, 0)] * len(pre) + lst + [(0, 0)] * len(post) if (pre or post) else lst
+        return lst if self._pad is None else self._padding(lst, (0, 0))
 
     @property
     def special_tokens_mask(self) -> list[int]:
         if self._lazy is None:
             return list(self._special_tokens_mask)
         _, n, pre, post, _, _ = self._parts()
-        return [1] * len(pre) + [0] * n + [1] * len(post)
+        return self._padding([1] * len(pre) + [0] * n + [1] * len(post), 1)
 
     @property
     def type_ids(self) -> list[int]:
         if self._lazy is None:
             return list(self._type_ids)
         _, n, pre, post, type_id, _ = self._parts()
-        return [t[2] for t in pre] + [type_id] * n + [t[2] for t in post]
+        lst = [t[2] for t in pre] + [type_id] * n + [t[2] for t in post]
+        return lst if self._pad is None else self._padding(lst, self._pad[3])
 
     @property
     def attention_mask(self) -> list[int]:
         """1 for each token, 0 for each padding token."""
         if self._attention is not None:
             return list(self._attention)
+        if self._pad is not None:
+            return self._padding([1] * (len(self) - self._pad[1]), 0)
         return [1] * len(self)
 
     @property
@@ -136,7 +173,7 @@ class Encoding:
     def __len__(self) -> int:
         if self._lazy is not None:
             _, n, pre, post, _, _ = self._parts()
-            return len(pre) + n + len(post)
+            return len(pre) + n + len(post) + (self._pad[1] if self._pad else 0)
         return len(self._ids)
 
     def __repr__(self) -> str:

@@ -9,7 +9,7 @@ from .encoding import pad
 from .errors import HFError
 from .truncation import usize
 
-__all__ = ["Padding", "pad_records"]
+__all__ = ["Padding", "pad_encodings", "pad_records"]
 
 _DIRECTIONS = {"left": "Left", "right": "Right"}
 _U32 = 1 << 32
@@ -91,11 +91,24 @@ class Padding:
 
     def target(self, recs: list) -> int:
         """The length to pad recs to: the fixed length or the longest, rounded up to a multiple."""
-        n = self.length if self.length is not None else max(len(r["ids"]) for r in recs)
+        return self.target_of([len(r["ids"]) for r in recs])
+
+    def target_of(self, lengths: list) -> int:
+        """The length to pad encodings of these lengths to (at least one length)."""
+        n = self.length if self.length is not None else max(lengths)
         m = self.pad_to_multiple_of
         if m and n % m:
             n += m - n % m
         return n
+
+
+def pad_encodings(encs: list, p: Padding) -> None:
+    """Pads new Encodings (lazy ones by a note) as pad_records pads records."""
+    if not encs:
+        return
+    n = p.target_of([len(e) for e in encs])
+    for e in encs:
+        e._padded(n, p)
 
 
 def pad_records(recs: list, p: Padding) -> None:

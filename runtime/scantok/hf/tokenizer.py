@@ -31,7 +31,7 @@ from .decoders import Decoder, byte_level_bytes
 from .encoding import Encoding, _pylist, record
 from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
 from .normalizers import _NS, _norm_steps
-from .padding import Padding, pad_records
+from .padding import Padding, pad_encodings, pad_records
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
 from .truncation import Truncation, truncate_pair
@@ -535,21 +535,27 @@ class Tokenizer:
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode()")
         if add_special_tokens is not True and add_special_tokens is not False:
             add_special_tokens = _flag(add_special_tokens, "add_special_tokens", "encode()")
-        if pair is None and not is_pretokenized and type(sequence) is str and self._plain:
-            try:
-                if self._lazy is not None and not (self._has_added and self._added.matches(sequence)):
-                    enc = self._encode_lazy(sequence, add_special_tokens)
-                    if enc is not None:
-                        return enc
-                return Encoding._of(self._post.process(self._model_record(sequence, 0, True), None,
-                                                       add_special_tokens))
-            except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
-                raise _surrogate_error(sequence, "encode()") or err from None
+        if pair is None and not is_pretokenized and type(sequence) is str and self._truncation is None:
+            enc = self._encode_one(sequence, add_special_tokens)
+            if self._padding is not None:
+                pad_encodings([enc], self._padding)
+            return enc
         seqs = (_input_sequence(sequence, is_pretokenized),)
         if pair is not None:
             seqs += (_input_sequence(pair, is_pretokenized),)
         _check_input(seqs, is_pretokenized, "encode()")
         return Encoding._of(self._encode_record(seqs, is_pretokenized, add_special_tokens, True))
+
+    def _encode_one(self, text: str, add_special_tokens: bool) -> Encoding:
+        """One str, without truncation, before padding: lazy around the C arrays where it can."""
+        try:
+            if self._lazy is not None and not (self._has_added and self._added.matches(text)):
+                enc = self._encode_lazy(text, add_special_tokens)
+                if enc is not None:
+                    return enc
+            return Encoding._of(self._post.process(self._model_record(text, 0, True), None, add_special_tokens))
+        except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
+            raise _surrogate_error(text, "encode()") or err from None
 
     def _encode_record(self, seqs: tuple, pretokenized: bool, add_special_tokens: bool, offsets: bool,
                        where: str = "encode()") -> dict:
@@ -617,11 +623,6 @@ class Tokenizer:
         if self._padding is not None:
             pad_records([out], self._padding)
         return out
-
-    @property
-    def _plain(self) -> bool:
-        """Neither truncation nor padding is set: encode's shortcuts apply."""
-        return self._truncation is None and self._padding is None
 
     # -- truncation and padding --
     def enable_truncation(self, max_length: int, *, stride: int = 0, strategy: str = "longest_first",
@@ -720,11 +721,14 @@ class Tokenizer:
         items = self._batch_items(input, "encode_batch()")
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch()")
         add = _flag(add_special_tokens, "add_special_tokens", "encode_batch()")
-        if not is_pretokenized and self._plain and all(type(t) is str for t in items):
+        if not is_pretokenized and self._truncation is None and all(type(t) is str for t in items):
             try:
-                return self._encode_batch(items, add, num_threads)
+                encs = self._encode_batch(items, add, num_threads)
             except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
                 raise _batch_surrogate_error(items, "encode_batch()") or err from None
+            if self._padding is not None:
+                pad_encodings(encs, self._padding)
+            return encs
         return self._encode_batch_records(items, is_pretokenized, add, num_threads, True, "encode_batch()")
 
     @staticmethod
@@ -736,9 +740,9 @@ class Tokenizer:
     def _encode_batch(self, inputs: list, add_special_tokens: bool, num_threads: int | None) -> list[Encoding]:
         n = self._threads(num_threads)
         if n <= 1 or len(inputs) <= 1 or sum(len(t) for t in inputs if isinstance(t, str)) < PARALLEL_MIN:
-            return [self.encode(t, add_special_tokens=add_special_tokens) for t in inputs]
+            return [self._encode_one(t, add_special_tokens) for t in inputs]
         # the process-wide pool: its threads keep their piece caches warm across calls
-        return list(thread_pool(n).map(lambda t: self.encode(t, add_special_tokens=add_special_tokens), inputs,
+        return list(thread_pool(n).map(lambda t: self._encode_one(t, add_special_tokens), inputs,
                                        chunksize=max(1, len(inputs) // (4 * n))))
 
     def _encode_batch_records(self, items: list, pretokenized: bool, add: bool, num_threads: int | None,
@@ -777,19 +781,23 @@ class Tokenizer:
         inputs = self._batch_items(input, "encode_batch_fast()")
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch_fast()")
         add = _flag(add_special_tokens, "add_special_tokens", "encode_batch_fast()")
-        if is_pretokenized or not self._plain or not all(type(t) is str for t in inputs):
+        if is_pretokenized or self._truncation is not None or not all(type(t) is str for t in inputs):
             return self._encode_batch_records(inputs, is_pretokenized, add, num_threads, False,
                                               "encode_batch_fast()")
         try:
             n = self._threads(num_threads)
             if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
-                return self._fast_encodings(inputs, add)
-            size = -(-len(inputs) // n)
-            chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
-            parts = list(thread_pool(n).map(lambda c: self._fast_encodings(c, add), chunks))
-            return [e for part in parts for e in part]
+                encs = self._fast_encodings(inputs, add)
+            else:
+                size = -(-len(inputs) // n)
+                chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+                parts = list(thread_pool(n).map(lambda c: self._fast_encodings(c, add), chunks))
+                encs = [e for part in parts for e in part]
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
+        if self._padding is not None:
+            pad_encodings(encs, self._padding)
+        return encs
 
     def _fast_encodings(self, texts: list[str], add_special_tokens: bool) -> list[Encoding]:
         wrap = self._fast_wraps[add_special_tokens] if self._fast_wraps is not None else None
