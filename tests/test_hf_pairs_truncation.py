@@ -59,9 +59,9 @@ def train_text():
     return [text[i:i + 2000] for i in range(0, len(text), 2000)] + TEXTS
 
 
-def _byte_level(train_text, **post):
+def _byte_level(train_text, prefix_space=True):
     tok = HFTokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=prefix_space)
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(train_text, trainers.BpeTrainer(
         vocab_size=600, special_tokens=["<s>", "<pad>", "</s>", "<|endoftext|>"], show_progress=False,
@@ -93,6 +93,19 @@ def built(train_text):
         single="$A [X]", pair="[X]:1 $B:0 $A:1 [X]", special_tokens=[{"id": "[X]", "ids": [s, e, s],
                                                                       "tokens": ["<s>", "</s>", "<s>"]}]))
     variant("sequence", processors.Sequence([processors.ByteLevel(trim_offsets=True), template]))
+    # without a prefix space the whole text runs as one C call, and encodings are lazy views of
+    # its arrays (truncation and padding included) where the post-processor only adds tokens
+    base = _byte_level(train_text, prefix_space=False)
+    variant("c_none", None)
+    variant("c_bert", processors.BertProcessing(("</s>", e), ("<s>", s)))
+    variant("c_roberta", processors.RobertaProcessing(("</s>", e), ("<s>", s), trim_offsets=False))
+    typed = processors.TemplateProcessing(single="<s>:2 $A:1 </s>:3", pair="<s> $A </s> $B:1 </s>:1",
+                                          special_tokens=[("<s>", s), ("</s>", e)])
+    variant("c_template_typed", typed)
+    variant("c_template_twice", processors.TemplateProcessing(single="$A </s> $A:1", pair="$A $B",
+                                                              special_tokens=[("</s>", e)]))
+    variant("c_sequence", processors.Sequence([typed, processors.BertProcessing(("</s>", e), ("<s>", s))]))
+    variant("c_byte_level_trim", processors.ByteLevel(trim_offsets=True))
     return out
 
 
@@ -130,7 +143,8 @@ def _inputs(rng: random.Random, pretokenized: bool):
     def seq():
         t = rng.choice(TEXTS)
         return t.split() if pretokenized else t
-    return [seq() if rng.random() < 0.5 else (seq(), seq()) for _ in range(rng.randint(1, 5))]
+    singles = rng.random() < 0.4  # a batch of str only: the C paths' lazy encodings where they apply
+    return [seq() if singles or rng.random() < 0.5 else (seq(), seq()) for _ in range(rng.randint(1, 5))]
 
 
 def _compare(ours, hf, rng: random.Random) -> None:
@@ -149,7 +163,8 @@ def _compare(ours, hf, rng: random.Random) -> None:
 
 
 NAMES = ["none", "byte_level_trim", "roberta", "roberta_untrimmed", "bert", "template", "template_multi",
-         "sequence"]
+         "sequence", "c_none", "c_bert", "c_roberta", "c_template_typed", "c_template_twice", "c_sequence",
+         "c_byte_level_trim"]
 
 
 @pytest.mark.parametrize("name", NAMES)

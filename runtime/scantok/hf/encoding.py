@@ -79,6 +79,34 @@ class Encoding:
         e._pad = None
         return e
 
+    def _truncated(self, parts: list, over_wrap) -> "Encoding":
+        """This new lazy encoding cut into parts (windows' result, not None): the first kept,
+        the others its overflowing parts, inside over_wrap (the post-processor's tokens around
+        an overflowing part, which may differ from the sequence's: a template gives the
+        sequence its type id, not the overflowing parts)."""
+        arrays, n, wrap, table = self._lazy
+        w = 1 if table is None else 3  # encode_batch_fast's: ids only; encode's: ids, starts, ends
+
+        def part(a: int, b: int, wrap=over_wrap) -> "Encoding":
+            if type(arrays) is bytes:
+                sub = b"".join(arrays[4 * (k * n + a):4 * (k * n + b)] for k in range(w))
+            else:
+                sub = arrays[a:b]
+            e = Encoding.__new__(Encoding)
+            e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = e._attention = None
+            e._overflowing = ()
+            e._lazy = (sub, b - a, wrap, table)
+            e._pad = None
+            return e
+
+        if not parts:  # max_len 0: nothing kept, all of it overflowing
+            first = part(0, 0, wrap)
+            first._overflowing = (part(0, n),)
+            return first
+        first = part(*parts[0], wrap)
+        first._overflowing = tuple(part(a, b) for a, b in parts[1:])
+        return first
+
     def _padded(self, target: int, p) -> None:
         """Pads this new encoding (and its overflowing parts) to target tokens with Padding p's
         token, as tokenizers pads (padding twice equals padding once to the larger length).  A
@@ -209,18 +237,13 @@ def _slice(rec: dict, a: int, b: int) -> dict:
     return out
 
 
-def truncate(rec: dict, max_len: int, stride: int, direction: str) -> None:
-    """Keeps max_len tokens of rec (the first ones for direction "right", the last for "left")
-    and makes the rest its overflowing parts, windows of max_len tokens that overlap by stride
-    (the overflowing parts rec had are dropped, as tokenizers drops them)."""
-    n = len(rec["ids"])
+def windows(n: int, max_len: int, stride: int, direction: str) -> list | None:
+    """The parts truncate cuts n tokens into, (start, stop) each, the kept one first; None when
+    nothing is cut, [] for max_len 0 (all of it becomes one overflowing part)."""
     if max_len >= n:
-        return
+        return None
     if max_len == 0:
-        old = dict(rec)
-        rec.update(record([], [], [], []))
-        rec["overflowing"] = [old]
-        return
+        return []
     if stride >= max_len:
         raise HFError(f"`stride` must be strictly less than `max_len={max_len}` (note that `max_len` may be "
                       "shorter than the max length of the original model, as it subtracts the number of special "
@@ -239,6 +262,21 @@ def truncate(rec: dict, max_len: int, stride: int, direction: str) -> None:
             parts.append((start, last + 1))
             if start == 0:
                 break
+    return parts
+
+
+def truncate(rec: dict, max_len: int, stride: int, direction: str) -> None:
+    """Keeps max_len tokens of rec (the first ones for direction "right", the last for "left")
+    and makes the rest its overflowing parts, windows of max_len tokens that overlap by stride
+    (the overflowing parts rec had are dropped, as tokenizers drops them)."""
+    parts = windows(len(rec["ids"]), max_len, stride, direction)
+    if parts is None:
+        return
+    if not parts:
+        old = dict(rec)
+        rec.update(record([], [], [], []))
+        rec["overflowing"] = [old]
+        return
     first = _slice(rec, *parts[0])
     first["overflowing"] = [_slice(rec, a, b) for a, b in parts[1:]]
     rec.clear()

@@ -28,7 +28,7 @@ from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedVocabulary, with_tokenizers_ids
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
-from .encoding import Encoding, _pylist, record
+from .encoding import Encoding, _pylist, record, windows
 from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
 from .normalizers import _NS, _norm_steps
 from .padding import Padding, pad_encodings, pad_records
@@ -133,6 +133,23 @@ def _input_sequence(seq, pretokenized: bool):
     raise TypeError("PreTokenizedInputSequence must be Union[List[str], Tuple[str]]")
 
 
+def _wrap_around(r: dict, a: int, b: int, spans: list) -> tuple | None:
+    """(prefix, suffix, type id) around the two probe tokens a, b in a post-processed record,
+    or None unless the rest are special tokens with offsets (0, 0) and a, b kept as they were."""
+    try:
+        k = r["ids"].index(a)
+    except ValueError:
+        return None
+    if (r["ids"][k + 1:k + 2] != [b] or r["offsets"][k:k + 2] != spans or r["special"][k:k + 2] != [0, 0]
+            or r["type_ids"][k] != r["type_ids"][k + 1] or (r.get("attention") or [1])[0] != 1):
+        return None
+    ends = [j for j in range(len(r["ids"])) if j not in (k, k + 1)]
+    if any(r["offsets"][j] != (0, 0) or r["special"][j] != 1 or r["ids"][j] < 0 for j in ends):
+        return None
+    entries = [(r["ids"][j], r["tokens"][j], r["type_ids"][j]) for j in range(len(r["ids"]))]
+    return entries[:k], entries[k + 2:], r["type_ids"][k]
+
+
 def _check_input(seqs: tuple, pretokenized: bool, where: str) -> None:
     """TextEncodeError for a lone surrogate in an input's sequences (tokenizers refuses such a
     str when it reads its arguments, before any encoding)."""
@@ -232,6 +249,9 @@ class Tokenizer:
         self._whole_c = self._stages is not None and not self._norm and not self._prefix_space
         self._lazy = self._lazy_wraps() if self._whole_c else None
         self._fast_wraps = self._lazy_wraps(fast=True)
+        # truncation of a lazy encoding: its overflowing parts' wraps (None: the general path)
+        self._lazy_over = self._lazy_wraps(overflowing=True) if self._lazy is not None else None
+        self._fast_over = self._lazy_wraps(fast=True, overflowing=True) if self._fast_wraps is not None else None
 
     # -- loading / saving --
     @classmethod
@@ -482,32 +502,37 @@ class Tokenizer:
                 self._encode_segment(ns, 0, len(ns.text), a, ids, offs)
         return ids, offs, matched
 
-    def _lazy_wraps(self, fast: bool = False):
+    def _lazy_wraps(self, fast: bool = False, overflowing: bool = False):
         """For add_special_tokens False and True: (prefix, suffix, sequence type id) the
         post-processor puts around the model tokens, prefix/suffix as (id, token, type id)
         entries with offsets (0, 0) and special mask 1; None when it does more (trims offsets).
         fast: for encode_batch_fast's encodings, whose tokens are "" and offsets (0, 0), which
-        trimming leaves alone."""
+        trimming leaves alone.  overflowing: what it puts around an overflowing part of a
+        sequence (whose type ids it may leave as they were, where it sets the sequence's)."""
         if self._post.trims and not fast:
             return None
         out = []
         for add in (False, True):
             spans = [(0, 0), (0, 0)] if fast else [(7, 8), (8, 9)]
-            probe = {"ids": [-1, -2], "tokens": ["", ""] if fast else ["\x00", "\x01"], "offsets": list(spans),
-                     "type_ids": [0, 0], "special": [0, 0]}
+
+            def probe(a, b):
+                return record([a, b], ["", ""] if fast else ["\x00", "\x01"], list(spans), [0, 0])
+
+            rec = probe(-1, -2)
+            if overflowing:
+                rec["overflowing"] = [probe(-3, -4)]
             try:
-                r = self._post.process(probe, None, add)
-                k = r["ids"].index(-1)
+                r = self._post.process(rec, None, add)
             except Exception:  # pragma: no cover
                 return None
-            if (r["ids"][k + 1] != -2 or r["offsets"][k:k + 2] != spans or r["special"][k:k + 2] != [0, 0]
-                    or r["type_ids"][k] != r["type_ids"][k + 1]):
+            if overflowing:
+                if len(r["overflowing"]) != 1:  # a template that repeats the sequence
+                    return None
+                r = r["overflowing"][0]
+            wrap = _wrap_around(r, -3 if overflowing else -1, -4 if overflowing else -2, spans)
+            if wrap is None:
                 return None
-            ends = [j for j in range(len(r["ids"])) if j not in (k, k + 1)]
-            if any(r["offsets"][j] != (0, 0) or r["special"][j] != 1 for j in ends):
-                return None
-            entries = [(r["ids"][j], r["tokens"][j], r["type_ids"][j]) for j in range(len(r["ids"]))]
-            out.append((entries[:k], entries[k + 2:], r["type_ids"][k]))
+            out.append(wrap)
         return tuple(out)
 
     def _token_table(self) -> list:
@@ -535,11 +560,15 @@ class Tokenizer:
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode()")
         if add_special_tokens is not True and add_special_tokens is not False:
             add_special_tokens = _flag(add_special_tokens, "add_special_tokens", "encode()")
-        if pair is None and not is_pretokenized and type(sequence) is str and self._truncation is None:
+        if pair is None and not is_pretokenized and type(sequence) is str and (
+                self._truncation is None or self._lazy_over is not None):
             enc = self._encode_one(sequence, add_special_tokens)
-            if self._padding is not None:
-                pad_encodings([enc], self._padding)
-            return enc
+            if self._truncation is not None:
+                enc = self._truncate_one(enc, add_special_tokens, False)
+            if enc is not None:
+                if self._padding is not None:
+                    pad_encodings([enc], self._padding)
+                return enc
         seqs = (_input_sequence(sequence, is_pretokenized),)
         if pair is not None:
             seqs += (_input_sequence(pair, is_pretokenized),)
@@ -556,6 +585,27 @@ class Tokenizer:
             return Encoding._of(self._post.process(self._model_record(text, 0, True), None, add_special_tokens))
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _surrogate_error(text, "encode()") or err from None
+
+    def _truncate_one(self, enc: Encoding, add_special_tokens: bool, fast: bool) -> Encoding | None:
+        """A new encoding of one sequence, truncated (_post_process's truncation, for a lazy
+        encoding: its parts are views of its C arrays), or None if it is not lazy or the
+        post-processor wraps overflowing parts in a way the lazy form cannot hold."""
+        over = self._fast_over if fast else self._lazy_over
+        if enc._lazy is None or over is None:
+            return None
+        t = self._truncation
+        max_length = t.max_length
+        added = self._post.added_tokens(False)
+        if add_special_tokens and added:
+            max_length = (max_length - added) % (1 << 64)  # tokenizers' usize arithmetic
+        n = enc._lazy[1]
+        if max_length:
+            if n <= max_length:
+                return enc
+            if t.strategy == "only_second":
+                raise HFError("Truncation error: Second sequence not provided")
+        parts = windows(n, max_length, t.stride, t.direction)
+        return enc if parts is None else enc._truncated(parts, over[add_special_tokens])
 
     def _encode_record(self, seqs: tuple, pretokenized: bool, add_special_tokens: bool, offsets: bool,
                        where: str = "encode()") -> dict:
@@ -721,15 +771,26 @@ class Tokenizer:
         items = self._batch_items(input, "encode_batch()")
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch()")
         add = _flag(add_special_tokens, "add_special_tokens", "encode_batch()")
-        if not is_pretokenized and self._truncation is None and all(type(t) is str for t in items):
+        if not is_pretokenized and (self._truncation is None or self._lazy_over is not None) and \
+                all(type(t) is str for t in items):
             try:
                 encs = self._encode_batch(items, add, num_threads)
             except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
                 raise _batch_surrogate_error(items, "encode_batch()") or err from None
-            if self._padding is not None:
-                pad_encodings(encs, self._padding)
-            return encs
+            return self._finish_batch(items, encs, add, True, "encode_batch()")
         return self._encode_batch_records(items, is_pretokenized, add, num_threads, True, "encode_batch()")
+
+    def _finish_batch(self, items: list, encs: list, add: bool, offsets: bool, where: str) -> list[Encoding]:
+        """The Encodings of a batch of str made without truncation: truncated (lazily, or an
+        input's record where its encoding is not lazy), then padded together."""
+        if self._truncation is not None:
+            for i, e in enumerate(encs):
+                cut = self._truncate_one(e, add, not offsets)
+                encs[i] = cut if cut is not None else Encoding._of(
+                    self._encode_record((items[i],), False, add, offsets, f"{where}: inputs[{i}]"))
+        if self._padding is not None:
+            pad_encodings(encs, self._padding)
+        return encs
 
     @staticmethod
     def _batch_items(inputs, where: str) -> list:
@@ -781,7 +842,8 @@ class Tokenizer:
         inputs = self._batch_items(input, "encode_batch_fast()")
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch_fast()")
         add = _flag(add_special_tokens, "add_special_tokens", "encode_batch_fast()")
-        if is_pretokenized or self._truncation is not None or not all(type(t) is str for t in inputs):
+        if is_pretokenized or (self._truncation is not None and self._fast_over is None) or \
+                not all(type(t) is str for t in inputs):
             return self._encode_batch_records(inputs, is_pretokenized, add, num_threads, False,
                                               "encode_batch_fast()")
         try:
@@ -795,9 +857,7 @@ class Tokenizer:
                 encs = [e for part in parts for e in part]
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
-        if self._padding is not None:
-            pad_encodings(encs, self._padding)
-        return encs
+        return self._finish_batch(inputs, encs, add, False, "encode_batch_fast()")
 
     def _fast_encodings(self, texts: list[str], add_special_tokens: bool) -> list[Encoding]:
         wrap = self._fast_wraps[add_special_tokens] if self._fast_wraps is not None else None
