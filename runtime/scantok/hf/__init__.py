@@ -1,8 +1,11 @@
 """HuggingFace ``tokenizers``-compatible front-ends, one module per component kind.
 
 ``normalizers`` (with alignments), ``pre_tokenizers`` and ``patterns`` (their piece finders),
-``models`` (WordLevel), ``trainers`` (WordLevel training), ``unicode_tables`` (HF's character
-tables), ``native`` (the optional C paths), ``errors``.
+``added_tokens``, ``bpe`` (the BPE and WordLevel models of ``Tokenizer``), ``post_processors``,
+``decoders``, ``encoding`` (``Encoding`` and what is done to it after the model),
+``truncation``, ``padding``, ``tokenizer`` (``Tokenizer``), ``models`` (WordLevel),
+``trainers`` (WordLevel training), ``unicode_tables`` (HF's character tables), ``native`` (the
+optional C paths), ``errors``.
 """
 from .errors import HFError, TextEncodeError, UnsupportedComponentError, WordLevelError
 from .models import WordLevel

@@ -3,9 +3,10 @@ model is BPE or WordLevel, with the same ids, tokens, offsets and decoding (toke
 
 Pipeline, as tokenizers runs it: added tokens are split out of the original text; every other
 part is normalized (alignments kept), normalized added tokens are split out, the pre-tokenizer
-cuts the rest into pieces, the model turns each piece into tokens, and the post-processor adds
-special tokens / trims offsets.  Offsets are ``str`` indices into the original text, as the
-Python API of tokenizers gives them.
+cuts the rest into pieces, the model turns each piece into tokens; then each sequence (one, or
+a pair) is truncated if set (the cut-off parts become overflowing encodings), the
+post-processor adds special tokens / trims offsets, and the encodings are padded if set.
+Offsets are ``str`` indices into the original text, as the Python API of tokenizers gives them.
 
 Fast path: a pre-tokenizer made of splits that run on compiled scanners followed by
 ``ByteLevel`` (no prefix space), with a byte-level BPE model, runs as one C call per text
