@@ -349,3 +349,44 @@ def test_padding_of_lazy_encodings(deepseek, built, kw):
                 assert fields(ours.encode(d)) == fields(hf.encode(d))
         finally:
             ours.no_padding(), hf.no_padding()
+
+
+def test_settings_changed_while_encoding(built):
+    """enable_* / no_* from one thread while another encodes: each call sees one whole setting
+    (its result is one of the four a fixed setting gives), never half of one or an error."""
+    import threading
+
+    ours, _ = _twin(built["c_template_typed"])
+    texts = TEXTS[3:9]
+    states = [(None, None), (8, None), (None, 12), (8, 12)]
+
+    def apply(state):
+        ml, length = state
+        ours.enable_truncation(ml, stride=2) if ml else ours.no_truncation()
+        ours.enable_padding(length=length) if length else ours.no_padding()
+
+    want = []
+    for state in states:
+        apply(state)
+        want.append([fields(e) for e in ours.encode_batch(texts)])
+    apply(states[0])
+    errors, stop = [], threading.Event()
+
+    def toggle():
+        rng = random.Random(1)
+        while not stop.is_set():
+            apply(rng.choice(states))
+
+    th = threading.Thread(target=toggle)
+    th.start()
+    try:
+        for _ in range(300):
+            got = [fields(e) for e in ours.encode_batch(texts)]
+            # truncation and padding are read together, but the toggler sets them one after the
+            # other: every result is one of the four states'
+            if got not in want:
+                errors.append(got)
+    finally:
+        stop.set()
+        th.join()
+    assert not errors

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from operator import index
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -200,8 +201,10 @@ class Tokenizer:
     def __init__(self, obj: Mapping):
         if not isinstance(obj, Mapping):
             raise HFError("tokenizer.json must hold a JSON object")
-        self._truncation = Truncation.from_json(obj.get("truncation"))
-        self._padding = Padding.from_json(obj.get("padding"))
+        # (truncation, padding), replaced as one: each call reads it once, so that another
+        # thread's enable_* never gives it half of each
+        self._lengths: tuple = (Truncation.from_json(obj.get("truncation")), Padding.from_json(obj.get("padding")))
+        self._lengths_lock = threading.Lock()
         model = obj.get("model")
         if not isinstance(model, Mapping):
             raise HFError("missing 'model' object")
@@ -561,20 +564,21 @@ class Tokenizer:
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode()")
         if add_special_tokens is not True and add_special_tokens is not False:
             add_special_tokens = _flag(add_special_tokens, "add_special_tokens", "encode()")
+        t, p = self._lengths
         if pair is None and not is_pretokenized and type(sequence) is str and (
-                self._truncation is None or self._lazy_over is not None):
+                t is None or self._lazy_over is not None):
             enc = self._encode_one(sequence, add_special_tokens)
-            if self._truncation is not None:
-                enc = self._truncate_one(enc, add_special_tokens, False)
+            if t is not None:
+                enc = self._truncate_one(enc, add_special_tokens, False, t)
             if enc is not None:
-                if self._padding is not None:
-                    pad_encodings([enc], self._padding)
+                if p is not None:
+                    pad_encodings([enc], p)
                 return enc
         seqs = (_input_sequence(sequence, is_pretokenized),)
         if pair is not None:
             seqs += (_input_sequence(pair, is_pretokenized),)
         _check_input(seqs, is_pretokenized, "encode()")
-        return Encoding._of(self._encode_record(seqs, is_pretokenized, add_special_tokens, True))
+        return Encoding._of(self._encode_record(seqs, is_pretokenized, add_special_tokens, True, "encode()", t, p))
 
     def _encode_one(self, text: str, add_special_tokens: bool) -> Encoding:
         """One str, without truncation, before padding: lazy around the C arrays where it can."""
@@ -587,14 +591,13 @@ class Tokenizer:
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _surrogate_error(text, "encode()") or err from None
 
-    def _truncate_one(self, enc: Encoding, add_special_tokens: bool, fast: bool) -> Encoding | None:
+    def _truncate_one(self, enc: Encoding, add_special_tokens: bool, fast: bool, t: Truncation) -> Encoding | None:
         """A new encoding of one sequence, truncated (_post_process's truncation, for a lazy
         encoding: its parts are views of its C arrays), or None if it is not lazy or the
         post-processor wraps overflowing parts in a way the lazy form cannot hold."""
         over = self._fast_over if fast else self._lazy_over
         if enc._lazy is None or over is None:
             return None
-        t = self._truncation
         max_length = t.max_length
         added = self._post.added_tokens(False)
         if add_special_tokens and added:
@@ -609,7 +612,7 @@ class Tokenizer:
         return enc if parts is None else enc._truncated(parts, over[add_special_tokens])
 
     def _encode_record(self, seqs: tuple, pretokenized: bool, add_special_tokens: bool, offsets: bool,
-                       where: str = "encode()") -> dict:
+                       where: str, t: Truncation | None, p: Padding | None) -> dict:
         """The record of one input (a sequence or a pair, checked by _input_sequence) as
         tokenizers' encode: each sequence through the model, then truncation, the
         post-processor and padding (where: the call, for an error)."""
@@ -631,7 +634,7 @@ class Tokenizer:
                         raise e from None
                 raise
             recs.append(rec)
-        return self._post_process(recs[0], recs[1] if len(recs) > 1 else None, add_special_tokens)
+        return self._post_process(recs[0], recs[1] if len(recs) > 1 else None, add_special_tokens, t, p)
 
     def _model_record(self, text: str, type_id: int, offsets: bool) -> dict:
         """The model's tokens of one text (sequence type_id: 0 the first, 1 the pair), before
@@ -661,9 +664,9 @@ class Tokenizer:
             tokens[k] = t
         return record(ids, tokens, offs, [type_id] * n)
 
-    def _post_process(self, enc: dict, pair: dict | None, add_special_tokens: bool) -> dict:
+    def _post_process(self, enc: dict, pair: dict | None, add_special_tokens: bool, t: Truncation | None,
+                      p: Padding | None) -> dict:
         """Truncation, the post-processor, padding (tokenizers' post_process)."""
-        t = self._truncation
         if t is not None:
             max_length = t.max_length
             added = self._post.added_tokens(pair is not None)
@@ -671,8 +674,8 @@ class Tokenizer:
                 max_length = (max_length - added) % (1 << 64)  # tokenizers' usize arithmetic
             truncate_pair(enc, pair, max_length, t)
         out = self._post.process(enc, pair, add_special_tokens)
-        if self._padding is not None:
-            pad_records([out], self._padding)
+        if p is not None:
+            pad_records([out], p)
         return out
 
     # -- truncation and padding --
@@ -697,18 +700,17 @@ class Tokenizer:
             raise ValueError(f"tokenizer stride set to {t.stride}, which is greater than or equal to its effective "
                              f"max length of {effective} (= {t.max_length} original max length - {added} added "
                              "special tokens), ")
-        self._truncation = t
-        self._obj = {**self._obj, "truncation": t.to_json()}
+        self._set_lengths(t, None, "truncation")
 
     def no_truncation(self) -> None:
         """Encode without truncating."""
-        self._truncation = None
-        self._obj = {**self._obj, "truncation": None}
+        self._set_lengths(None, None, "truncation")
 
     @property
     def truncation(self) -> dict | None:
         """The truncation parameters (max_length, stride, strategy, direction), or None."""
-        return self._truncation.as_dict() if self._truncation is not None else None
+        t = self._lengths[0]
+        return t.as_dict() if t is not None else None
 
     def enable_padding(self, *, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
                        pad_token: str = "[PAD]", length: int | None = None,
@@ -724,20 +726,29 @@ class Tokenizer:
         >>> [(e.ids, e.attention_mask) for e in tok.encode_batch(["a b a", "b"])]
         [([0, 1, 0], [1, 1, 1]), ([1, 9, 9], [1, 0, 0])]
         """
-        self._padding = Padding(direction=direction, pad_id=pad_id, pad_type_id=pad_type_id, pad_token=pad_token,
-                                length=length, pad_to_multiple_of=pad_to_multiple_of)
-        self._obj = {**self._obj, "padding": self._padding.to_json()}
+        self._set_lengths(None, Padding(direction=direction, pad_id=pad_id, pad_type_id=pad_type_id,
+                                        pad_token=pad_token, length=length, pad_to_multiple_of=pad_to_multiple_of),
+                          "padding")
 
     def no_padding(self) -> None:
         """Encode without padding."""
-        self._padding = None
-        self._obj = {**self._obj, "padding": None}
+        self._set_lengths(None, None, "padding")
 
     @property
     def padding(self) -> dict | None:
         """The padding parameters (length, pad_to_multiple_of, pad_id, pad_token, pad_type_id,
         direction), or None."""
-        return self._padding.as_dict() if self._padding is not None else None
+        p = self._lengths[1]
+        return p.as_dict() if p is not None else None
+
+    def _set_lengths(self, t: Truncation | None, p: Padding | None, which: str) -> None:
+        """Sets truncation (which "truncation") or padding to t or p, in the file too."""
+        with self._lengths_lock:
+            old_t, old_p = self._lengths
+            new = (t, old_p) if which == "truncation" else (old_t, p)
+            value = new[0] if which == "truncation" else new[1]
+            self._obj = {**self._obj, which: value.to_json() if value is not None else None}
+            self._lengths = new
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         """How many special tokens the post-processor adds to a sequence (``is_pair`` False)
@@ -772,25 +783,27 @@ class Tokenizer:
         items = self._batch_items(input, "encode_batch()")
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch()")
         add = _flag(add_special_tokens, "add_special_tokens", "encode_batch()")
-        if not is_pretokenized and (self._truncation is None or self._lazy_over is not None) and \
-                all(type(t) is str for t in items):
+        t, p = self._lengths
+        if not is_pretokenized and (t is None or self._lazy_over is not None) and \
+                all(type(x) is str for x in items):
             try:
                 encs = self._encode_batch(items, add, num_threads)
             except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
                 raise _batch_surrogate_error(items, "encode_batch()") or err from None
-            return self._finish_batch(items, encs, add, True, "encode_batch()")
-        return self._encode_batch_records(items, is_pretokenized, add, num_threads, True, "encode_batch()")
+            return self._finish_batch(items, encs, add, True, "encode_batch()", t, p)
+        return self._encode_batch_records(items, is_pretokenized, add, num_threads, True, "encode_batch()", t, p)
 
-    def _finish_batch(self, items: list, encs: list, add: bool, offsets: bool, where: str) -> list[Encoding]:
+    def _finish_batch(self, items: list, encs: list, add: bool, offsets: bool, where: str, t: Truncation | None,
+                      p: Padding | None) -> list[Encoding]:
         """The Encodings of a batch of str made without truncation: truncated (lazily, or an
         input's record where its encoding is not lazy), then padded together."""
-        if self._truncation is not None:
+        if t is not None:
             for i, e in enumerate(encs):
-                cut = self._truncate_one(e, add, not offsets)
+                cut = self._truncate_one(e, add, not offsets, t)
                 encs[i] = cut if cut is not None else Encoding._of(
-                    self._encode_record((items[i],), False, add, offsets, f"{where}: inputs[{i}]"))
-        if self._padding is not None:
-            pad_encodings(encs, self._padding)
+                    self._encode_record((items[i],), False, add, offsets, f"{where}: inputs[{i}]", t, None))
+        if p is not None:
+            pad_encodings(encs, p)
         return encs
 
     @staticmethod
@@ -808,7 +821,7 @@ class Tokenizer:
                                        chunksize=max(1, len(inputs) // (4 * n))))
 
     def _encode_batch_records(self, items: list, pretokenized: bool, add: bool, num_threads: int | None,
-                              offsets: bool, where: str) -> list[Encoding]:
+                              offsets: bool, where: str, t: Truncation | None, p: Padding | None) -> list[Encoding]:
         """The general batch: each input's record (pairs, pre-tokenized words, truncation),
         then the batch padded together, as tokenizers' encode_batch."""
         inputs = [_encode_input(x, pretokenized) for x in items]
@@ -816,7 +829,7 @@ class Tokenizer:
             _check_input(seqs, pretokenized, f"{where}: inputs[{i}]")
 
         def one(i: int) -> dict:
-            return self._encode_record(inputs[i], pretokenized, add, offsets, f"{where}: inputs[{i}]")
+            return self._encode_record(inputs[i], pretokenized, add, offsets, f"{where}: inputs[{i}]", t, p)
 
         n = self._threads(num_threads)
         size = sum(len(s) if isinstance(s, str) else sum(map(len, s)) for seqs in inputs for s in seqs)
@@ -824,8 +837,8 @@ class Tokenizer:
             recs = [one(i) for i in range(len(inputs))]
         else:
             recs = list(thread_pool(n).map(one, range(len(inputs)), chunksize=max(1, len(inputs) // (4 * n))))
-        if self._padding is not None:
-            pad_records(recs, self._padding)
+        if p is not None:
+            pad_records(recs, p)
         return [Encoding._of(r) for r in recs]
 
     def encode_batch_fast(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True, *,
@@ -843,10 +856,11 @@ class Tokenizer:
         inputs = self._batch_items(input, "encode_batch_fast()")
         is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch_fast()")
         add = _flag(add_special_tokens, "add_special_tokens", "encode_batch_fast()")
-        if is_pretokenized or (self._truncation is not None and self._fast_over is None) or \
-                not all(type(t) is str for t in inputs):
+        t, p = self._lengths
+        if is_pretokenized or (t is not None and self._fast_over is None) or \
+                not all(type(x) is str for x in inputs):
             return self._encode_batch_records(inputs, is_pretokenized, add, num_threads, False,
-                                              "encode_batch_fast()")
+                                              "encode_batch_fast()", t, p)
         try:
             n = self._threads(num_threads)
             if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
@@ -858,7 +872,7 @@ class Tokenizer:
                 encs = [e for part in parts for e in part]
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
-        return self._finish_batch(inputs, encs, add, False, "encode_batch_fast()")
+        return self._finish_batch(inputs, encs, add, False, "encode_batch_fast()", t, p)
 
     def _fast_encodings(self, texts: list[str], add_special_tokens: bool) -> list[Encoding]:
         wrap = self._fast_wraps[add_special_tokens] if self._fast_wraps is not None else None
