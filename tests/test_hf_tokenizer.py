@@ -1253,3 +1253,26 @@ def test_metaspace_first_after_a_normalizer_removes_the_start(train_text, norm):
     assert_fast_same(ours, hf, texts)
     for text in texts:
         assert_same(ours, hf, text)
+
+
+@pytest.mark.parametrize("norm, pres, texts", [
+    (normalizers.Prepend("▁▁"), [pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True),
+                                 pre_tokenizers.Metaspace(replacement="Ġ", prepend_scheme="first", split=True)],
+     ["ab c", "a", "", " b"]),
+    (normalizers.Lowercase(), [pre_tokenizers.Split("\u0307", "isolated"),
+                               pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True)],
+     ["İab", "İ", "aİ"]),
+])
+def test_metaspace_first_after_a_normalizer_expands_the_start(norm, pres, texts):
+    """The other way round: Prepend's characters, and a first character that Lowercase expands
+    (İ -> i + U+0307) all come from the text's first one, so every piece they start is "first".
+    The ids-only paths took the piece's place in the normalized text (fuzz_hf_components, seed
+    202, found it)."""
+    vocab = {c: i for i, c in enumerate(["a", "b", "▁", "Ġ", "c", "i", "\u0307", " "])}
+    hf = HFTokenizer(models.BPE(vocab=vocab, merges=[]))
+    hf.normalizer = norm
+    hf.pre_tokenizer = pre_tokenizers.Sequence(pres)
+    ours = scantok.Tokenizer.from_str(hf.to_str())
+    assert_fast_same(ours, hf, texts)
+    for text in texts:
+        assert_same(ours, hf, text)

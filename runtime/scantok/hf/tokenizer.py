@@ -50,14 +50,17 @@ def _flag(v, name: str, where: str) -> bool:
     raise TypeError(f"{where}: {name} must be a bool, got {type(v).__name__}")
 
 
-def _may_delete(spec) -> bool:
-    """Whether a normalizer spec may remove characters (so that a piece's first character need
-    not be the text's): anything but the Unicode normal forms, Lowercase and Prepend."""
+def _normalizes(spec) -> bool:
+    """Whether a normalizer spec is there (a Sequence of none is not).  Any one can move where a
+    piece starts in the original text: Strip, Replace and BertNormalizer delete characters,
+    Prepend inserts some that come from the first one, and the Unicode forms and Lowercase may
+    expand the first character into several (Lowercase's İ, NFKC's ¨) that a pre-tokenizer can
+    split."""
     if not isinstance(spec, Mapping):
         return False
     if spec.get("type") == "Sequence":
-        return any(_may_delete(x) for x in spec.get("normalizers") or ())
-    return spec.get("type") not in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend")
+        return any(_normalizes(x) for x in spec.get("normalizers") or ())
+    return True
 
 
 def _checked_id(i, where: str) -> int:
@@ -239,11 +242,10 @@ class Tokenizer:
         self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
         # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
         # Metaspace's prepend_scheme "first" asks where a piece starts in the original text
-        # (a normalizer may have removed the text's first characters): the ids-only paths
-        # track the alignments too
-        # (only a normalizer that can delete characters moves it: Strip, Replace, BertNormalizer)
+        # (a normalizer may have removed, inserted or expanded the text's first characters):
+        # the ids-only paths track the alignments too
         self._first_scheme = (any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
-                              and _may_delete(obj.get("normalizer")))
+                              and _normalizes(obj.get("normalizer")))
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
