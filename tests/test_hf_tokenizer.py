@@ -1105,6 +1105,34 @@ def test_lone_surrogate_raises_on_the_python_path(metaspace_fallback, wordlevel_
                     call(text)
 
 
+@pytest.mark.parametrize("normalizer", [None, normalizers.Lowercase()])
+def test_lone_surrogate_in_batch_beats_an_earlier_inputs_error(normalizer):
+    """tokenizers converts every input of a batch before it encodes any, so a lone surrogate in
+    a later input raises its TypeError even when an earlier input fails to encode (here WordLevel
+    with its unk token missing from the vocabulary); scantok raised the earlier input's
+    WordLevelError (found by fuzz_hf_components, seed 101)."""
+    hf = HFTokenizer(models.WordLevel({"a": 0, "b": 1}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if normalizer is not None:
+        hf.normalizer = normalizer
+    ours = scantok.Tokenizer.from_str(hf.to_str())
+    long_clean = "a b " * 50_000  # past PARALLEL_MIN: two threads
+    for batch in (["zz", "a\ud800"], ["a", "zz", "b\udc00 a"], [long_clean, "zz " + long_clean, "\ud800"]):
+        for method in ("encode_batch", "encode_batch_fast"):
+            with pytest.raises(Exception) as want:
+                getattr(hf, method)(batch)
+            for threads in (1, 2):
+                with pytest.raises(Exception) as got:
+                    getattr(ours, method)(batch, num_threads=threads)
+                assert isinstance(want.value, TypeError) and isinstance(got.value, TypeError), (batch, got.value)
+                assert f"inputs[{len(batch) - 1}]" in str(got.value)
+    with pytest.raises(Exception) as want:  # no surrogate: both raise the model's error
+        hf.encode_batch(["a", "zz"])
+    with pytest.raises(Exception) as got:
+        ours.encode_batch(["a", "zz"])
+    assert not isinstance(want.value, TypeError) and not isinstance(got.value, TypeError)
+
+
 @pytest.mark.parametrize("scheme", ["always", "first", "never"])
 @pytest.mark.parametrize("rep", ["_", "\u2581"])
 def test_metaspace_decoder_first_token(scheme, rep):

@@ -644,6 +644,13 @@ class Tokenizer:
             return self._encode_batch(inputs, add_special_tokens, num_threads)
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _batch_surrogate_error(inputs, "encode_batch()") or err from None
+        except Exception:
+            # tokenizers converts every input before it encodes any: a lone surrogate anywhere
+            # in the batch is its TypeError, whatever an earlier input raises (HFError, ...)
+            err = _batch_surrogate_error(inputs, "encode_batch()")
+            if err is None:
+                raise
+            raise err from None
 
     def _encode_batch(self, inputs: list, add_special_tokens: bool, num_threads: int | None) -> list[Encoding]:
         n = self._threads(num_threads)
@@ -682,6 +689,13 @@ class Tokenizer:
             return [e for part in parts for e in part]
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
+        except Exception:
+            # tokenizers converts every input before it encodes any: a lone surrogate anywhere
+            # in the batch is its TypeError, whatever an earlier input raises (HFError, ...)
+            err = _batch_surrogate_error(inputs, "encode_batch_fast()")
+            if err is None:
+                raise
+            raise err from None
 
     def _fast_encodings(self, texts: list[str], add_special_tokens: bool) -> list[Encoding]:
         wrap = self._fast_wraps[add_special_tokens] if self._fast_wraps is not None else None
