@@ -1281,3 +1281,26 @@ def test_metaspace_first_after_a_normalizer_removes_the_start(train_text, norm):
     assert_fast_same(ours, hf, texts)
     for text in texts:
         assert_same(ours, hf, text)
+
+
+@pytest.mark.parametrize("norm", [normalizers.Prepend("\u2581\u2581"), normalizers.NFKC(), normalizers.NFC(),
+                                  normalizers.NFD(), normalizers.Lowercase(),
+                                  normalizers.Sequence([normalizers.Prepend("_"), normalizers.NFKD()])])
+def test_metaspace_first_after_a_normalizer_expands_the_start(train_text, norm):
+    """The other way round: characters a normalizer makes of the text's first character (Prepend's,
+    a decomposition, NFC's singletons as U+0344, Lowercase's "İ") all start at 0 in the original
+    text, so a piece a Split cuts from inside them gets Metaspace's prepend too.  The ids-only
+    paths tracked the alignments only after a normalizer that can delete characters, and took
+    the piece's normalized position for its original one (found by fuzz_hf_components, seed 102:
+    Prepend("▁▁") then Split(\p{Lu}+, invert) and Metaspace("first") on "F")."""
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"[\p{Lu}i\p{M}]"), "isolated"),
+                                   pre_tokenizers.Metaspace(prepend_scheme="first")])
+    tok = _bpe_trained(train_text[:30], pre, normalizer=norm, vocab_size=500)
+    ours, hf = pair(tok)
+    texts = ["F", "Fx", "F G", "\ufb01x", "\u0130x", "\u0344a", "e\u0301x", "\u00e9x", "x\u00e9", " F", "", "hello"]
+    for add in (True, False):
+        assert fast_ids(ours, texts, add_special_tokens=add) == \
+            [e.ids for e in hf.encode_batch_fast(texts, add_special_tokens=add)]
+    assert_fast_same(ours, hf, texts)
+    for text in texts:
+        assert_same(ours, hf, text)

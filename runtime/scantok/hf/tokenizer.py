@@ -46,16 +46,6 @@ def _flag(v, name: str, where: str) -> bool:
     raise TypeError(f"{where}: {name} must be a bool, got {type(v).__name__}")
 
 
-def _may_delete(spec) -> bool:
-    """Whether a normalizer spec may remove characters (so that a piece's first character need
-    not be the text's): anything but the Unicode normal forms, Lowercase and Prepend."""
-    if not isinstance(spec, Mapping):
-        return False
-    if spec.get("type") == "Sequence":
-        return any(_may_delete(x) for x in spec.get("normalizers") or ())
-    return spec.get("type") not in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Prepend")
-
-
 def _checked_id(i, where: str) -> int:
     """i as an id: an int (TypeError otherwise) in 0 .. 2**32 - 1 (OverflowError otherwise),
     as tokenizers reads ids (u32)."""
@@ -291,9 +281,11 @@ class Tokenizer:
         # Metaspace's prepend_scheme "first" asks where a piece starts in the original text
         # (a normalizer may have removed the text's first characters): the ids-only paths
         # track the alignments too
-        # (only a normalizer that can delete characters moves it: Strip, Replace, BertNormalizer)
+        # (after any normalizer: one that deletes moves the start on, and the characters one makes
+        # of the first character — Prepend's, a decomposition, NFC's singletons, Lowercase's
+        # "İ" — all start at 0, so a piece cut from inside them is first too)
         self._first_scheme = (any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
-                              and _may_delete(obj.get("normalizer")))
+                              and bool(self._norm))
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
