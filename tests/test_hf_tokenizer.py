@@ -1105,6 +1105,34 @@ def test_lone_surrogate_raises_on_the_python_path(metaspace_fallback, wordlevel_
                     call(text)
 
 
+@pytest.mark.parametrize("normalizer", [None, normalizers.Lowercase()])
+def test_lone_surrogate_in_batch_beats_an_earlier_inputs_error(normalizer):
+    """tokenizers converts every input of a batch before it encodes any, so a lone surrogate in
+    a later input raises its TypeError even when an earlier input fails to encode (here WordLevel
+    with its unk token missing from the vocabulary); scantok raised the earlier input's
+    WordLevelError (found by fuzz_hf_components, seed 101)."""
+    hf = HFTokenizer(models.WordLevel({"a": 0, "b": 1}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if normalizer is not None:
+        hf.normalizer = normalizer
+    ours = scantok.Tokenizer.from_str(hf.to_str())
+    long_clean = "a b " * 50_000  # past PARALLEL_MIN: two threads
+    for batch in (["zz", "a\ud800"], ["a", "zz", "b\udc00 a"], [long_clean, "zz " + long_clean, "\ud800"]):
+        for method in ("encode_batch", "encode_batch_fast"):
+            with pytest.raises(Exception) as want:
+                getattr(hf, method)(batch)
+            for threads in (1, 2):
+                with pytest.raises(Exception) as got:
+                    getattr(ours, method)(batch, num_threads=threads)
+                assert isinstance(want.value, TypeError) and isinstance(got.value, TypeError), (batch, got.value)
+                assert f"inputs[{len(batch) - 1}]" in str(got.value)
+    with pytest.raises(Exception) as want:  # no surrogate: both raise the model's error
+        hf.encode_batch(["a", "zz"])
+    with pytest.raises(Exception) as got:
+        ours.encode_batch(["a", "zz"])
+    assert not isinstance(want.value, TypeError) and not isinstance(got.value, TypeError)
+
+
 @pytest.mark.parametrize("scheme", ["always", "first", "never"])
 @pytest.mark.parametrize("rep", ["_", "\u2581"])
 def test_metaspace_decoder_first_token(scheme, rep):
@@ -1255,6 +1283,29 @@ def test_metaspace_first_after_a_normalizer_removes_the_start(train_text, norm):
         assert_same(ours, hf, text)
 
 
+@pytest.mark.parametrize("norm", [normalizers.Prepend("\u2581\u2581"), normalizers.NFKC(), normalizers.NFC(),
+                                  normalizers.NFD(), normalizers.Lowercase(),
+                                  normalizers.Sequence([normalizers.Prepend("_"), normalizers.NFKD()])])
+def test_metaspace_first_after_a_normalizer_expands_the_start(train_text, norm):
+    """The other way round: characters a normalizer makes of the text's first character (Prepend's,
+    a decomposition, NFC's singletons as U+0344, Lowercase's "İ") all start at 0 in the original
+    text, so a piece a Split cuts from inside them gets Metaspace's prepend too.  The ids-only
+    paths tracked the alignments only after a normalizer that can delete characters, and took
+    the piece's normalized position for its original one (found by fuzz_hf_components, seed 102:
+    Prepend("▁▁") then Split(\\p{Lu}+, invert) and Metaspace("first") on "F")."""
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"[\p{Lu}i\p{M}]"), "isolated"),
+                                   pre_tokenizers.Metaspace(prepend_scheme="first")])
+    tok = _bpe_trained(train_text[:30], pre, normalizer=norm, vocab_size=500)
+    ours, hf = pair(tok)
+    texts = ["F", "Fx", "F G", "\ufb01x", "\u0130x", "\u0344a", "e\u0301x", "\u00e9x", "x\u00e9", " F", "", "hello"]
+    for add in (True, False):
+        assert fast_ids(ours, texts, add_special_tokens=add) == \
+            [e.ids for e in hf.encode_batch_fast(texts, add_special_tokens=add)]
+    assert_fast_same(ours, hf, texts)
+    for text in texts:
+        assert_same(ours, hf, text)
+
+
 @pytest.mark.parametrize("norm, pres, texts", [
     (normalizers.Prepend("▁▁"), [pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True),
                                  pre_tokenizers.Metaspace(replacement="Ġ", prepend_scheme="first", split=True)],
@@ -1263,11 +1314,10 @@ def test_metaspace_first_after_a_normalizer_removes_the_start(train_text, norm):
                                pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True)],
      ["İab", "İ", "aİ"]),
 ])
-def test_metaspace_first_after_a_normalizer_expands_the_start(norm, pres, texts):
-    """The other way round: Prepend's characters, and a first character that Lowercase expands
-    (İ -> i + U+0307) all come from the text's first one, so every piece they start is "first".
-    The ids-only paths took the piece's place in the normalized text (fuzz_hf_components, seed
-    202, found it)."""
+def test_metaspace_first_after_prepend_or_an_expanded_first_character(norm, pres, texts):
+    """As above, with two Metaspaces after Prepend (each piece Prepend's characters start gets
+    both prepends) and with a Split inside Lowercase's expansion of İ (i + U+0307); found again
+    by fuzz_hf_components, seed 202, in the same session."""
     vocab = {c: i for i, c in enumerate(["a", "b", "▁", "Ġ", "c", "i", "\u0307", " "])}
     hf = HFTokenizer(models.BPE(vocab=vocab, merges=[]))
     hf.normalizer = norm

@@ -50,19 +50,6 @@ def _flag(v, name: str, where: str) -> bool:
     raise TypeError(f"{where}: {name} must be a bool, got {type(v).__name__}")
 
 
-def _normalizes(spec) -> bool:
-    """Whether a normalizer spec is there (a Sequence of none is not).  Any one can move where a
-    piece starts in the original text: Strip, Replace and BertNormalizer delete characters,
-    Prepend inserts some that come from the first one, and the Unicode forms and Lowercase may
-    expand the first character into several (Lowercase's İ, NFKC's ¨) that a pre-tokenizer can
-    split."""
-    if not isinstance(spec, Mapping):
-        return False
-    if spec.get("type") == "Sequence":
-        return any(_normalizes(x) for x in spec.get("normalizers") or ())
-    return True
-
-
 def _checked_id(i, where: str) -> int:
     """i as an id: an int (TypeError otherwise) in 0 .. 2**32 - 1 (OverflowError otherwise),
     as tokenizers reads ids (u32)."""
@@ -242,10 +229,12 @@ class Tokenizer:
         self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
         # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
         # Metaspace's prepend_scheme "first" asks where a piece starts in the original text
-        # (a normalizer may have removed, inserted or expanded the text's first characters):
-        # the ids-only paths track the alignments too
+        # (after any normalizer: one that deletes moves the start on, and the characters one
+        # makes of the first character, Prepend's, a decomposition, NFC's singletons, Lowercase's
+        # "İ", all start at 0, so a piece cut from inside them is first too): the ids-only paths
+        # track the alignments too
         self._first_scheme = (any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
-                              and _normalizes(obj.get("normalizer")))
+                              and bool(self._norm))
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
@@ -792,6 +781,13 @@ class Tokenizer:
                 encs = self._encode_batch(items, add, num_threads)
             except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
                 raise _batch_surrogate_error(items, "encode_batch()") or err from None
+            except Exception:
+                # tokenizers converts every input before it encodes any: a lone surrogate
+                # anywhere in the batch is its TypeError, whatever an earlier input raises
+                err = _batch_surrogate_error(items, "encode_batch()")
+                if err is None:
+                    raise
+                raise err from None
             return self._finish_batch(items, encs, add, True, "encode_batch()", t, p)
         return self._encode_batch_records(items, is_pretokenized, add, num_threads, True, "encode_batch()", t, p)
 
@@ -874,6 +870,13 @@ class Tokenizer:
                 encs = [e for part in parts for e in part]
         except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
             raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
+        except Exception:
+            # tokenizers converts every input before it encodes any: a lone surrogate anywhere
+            # in the batch is its TypeError, whatever an earlier input raises (HFError, ...)
+            err = _batch_surrogate_error(inputs, "encode_batch_fast()")
+            if err is None:
+                raise
+            raise err from None
         return self._finish_batch(inputs, encs, add, False, "encode_batch_fast()", t, p)
 
     def _fast_encodings(self, texts: list[str], add_special_tokens: bool) -> list[Encoding]:
