@@ -36,6 +36,9 @@ class Encoding:
     is as tokenizers makes it there: no offsets (all ``(0, 0)``) and an empty string for each
     token of the text (the post-processor's special tokens keep theirs)."""
 
+    # a lazy encoding (_lazy set: the C arrays, n, the post-processor's tokens around them, the
+    # token table) has _lazy, _pad and _overflowing only (each slot set costs ~15 ns, a batch of
+    # short texts makes thousands); a materialized one has the lists, _attention and _overflowing
     __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_attention",
                  "_overflowing", "_lazy", "_pad")
 
@@ -62,9 +65,8 @@ class Encoding:
         3n uint32 in that order, read in place by scantok._pylist as (arrays, index)), the
         post-processor's (prefix, suffix, sequence type id) and the id -> token table."""
         e = cls.__new__(cls)
-        e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = e._attention = None
-        e._overflowing = ()
         e._lazy = (arrays, n, wrap, table)
+        e._overflowing = ()
         e._pad = None
         return e
 
@@ -73,9 +75,8 @@ class Encoding:
         """encode_batch_fast's encoding of model ids (a bytes object of native uint32, read in
         place, or a list) inside the post-processor's (prefix, suffix, sequence type id)."""
         e = cls.__new__(cls)
-        e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = e._attention = None
-        e._overflowing = ()
         e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None)
+        e._overflowing = ()
         e._pad = None
         return e
 
@@ -93,9 +94,8 @@ class Encoding:
             else:
                 sub = arrays[a:b]
             e = Encoding.__new__(Encoding)
-            e._ids = e._tokens = e._offsets = e._special_tokens_mask = e._type_ids = e._attention = None
-            e._overflowing = ()
             e._lazy = (sub, b - a, wrap, table)
+            e._overflowing = ()
             e._pad = None
             return e
 
@@ -186,11 +186,13 @@ class Encoding:
     @property
     def attention_mask(self) -> list[int]:
         """1 for each token, 0 for each padding token."""
+        if self._lazy is not None:
+            if self._pad is not None:
+                return self._padding([1] * (len(self) - self._pad[1]), 0)
+            return [1] * len(self)
         if self._attention is not None:
             return list(self._attention)
-        if self._pad is not None:
-            return self._padding([1] * (len(self) - self._pad[1]), 0)
-        return [1] * len(self)
+        return [1] * len(self._ids)
 
     @property
     def overflowing(self) -> list["Encoding"]:
