@@ -390,3 +390,58 @@ def test_settings_changed_while_encoding(built):
         stop.set()
         th.join()
     assert not errors
+
+
+# -- adding tokens ------------------------------------------------------------------------------------
+def _added_state(tok) -> tuple:
+    obj = json.loads(tok.to_str())
+    return obj["added_tokens"], tok.get_vocab(), tok.get_vocab_size()
+
+
+@pytest.mark.parametrize("name", ["none", "c_bert", "c_none"])
+def test_add_tokens_and_special_tokens(built, deepseek, name):
+    """add_tokens / add_special_tokens as tokenizers': the count, the ids (a vocabulary token keeps
+    its id, a new one the next), options replaced when a content comes again with others, and
+    every encode, decode and the file afterwards."""
+    from tokenizers import AddedToken
+
+    ours, hf = _twin(built[name])
+    calls = [
+        ("add_tokens", ["<x>", "<x>", "", "Ġthe", "hello world", {"content": "<y>", "lstrip": True}]),
+        ("add_special_tokens", ["<x>", "[SEP]", {"content": "<z>", "rstrip": True}]),
+        ("add_tokens", [{"content": "<x>", "single_word": True, "normalized": False}, "ab"]),
+        ("add_special_tokens", ["<s>"]),
+    ]
+    texts = ["a <x> b", "<x><x>hello world", " <y>  <z> x", "[SEP]the", "abab <s>", "hello worlds"]
+    for method, args in calls:
+        theirs = [AddedToken(t["content"], **{k: v for k, v in t.items() if k != "content"},
+                             **({"special": True} if method == "add_special_tokens" else {}))
+                  if isinstance(t, dict) else t for t in args]
+        assert getattr(ours, method)(args) == getattr(hf, method)(theirs)
+        assert _added_state(ours) == _added_state(hf)
+        for text in texts:
+            assert fields(ours.encode(text)) == fields(hf.encode(text))
+            ids = hf.encode(text).ids
+            for skip in (True, False):
+                assert ours.decode(ids, skip_special_tokens=skip) == hf.decode(ids, skip_special_tokens=skip)
+        assert [fields(e) for e in ours.encode_batch_fast(texts)] == [fields(e) for e in hf.encode_batch_fast(texts)]
+    assert HFTokenizer.from_str(ours.to_str()).encode(texts[1]).ids == hf.encode(texts[1]).ids
+
+
+def test_add_tokens_errors(built):
+    from tokenizers import AddedToken
+
+    ours, _ = _twin(built["none"])
+    with pytest.raises(TypeError):
+        ours.add_tokens(("x",))
+    with pytest.raises(TypeError):
+        ours.add_tokens([5])
+    with pytest.raises(HFError):
+        ours.add_tokens([{"content": "x", "lstrip": "yes"}])
+    # AddedToken("x") and AddedToken("x", normalized=True) read alike, and add_special_tokens
+    # treats them apart in tokenizers: refused, nothing added
+    before = ours.to_str()
+    with pytest.raises(HFError, match="special=True"):
+        ours.add_special_tokens(["ok", AddedToken("x")])
+    assert ours.to_str() == before
+    assert ours.add_special_tokens([AddedToken("x", special=True)]) == 1

@@ -151,6 +151,40 @@ def _all_str(items: list) -> bool:
 _STR_ONLY = {str}
 
 
+_ADDED_OPTIONS = ("single_word", "lstrip", "rstrip", "normalized", "special")
+
+
+def _added_entry(t, special: bool, where: str) -> dict:
+    """An added token as its tokenizer.json entry (without id), as tokenizers' add_tokens
+    (special False) or add_special_tokens (special True) reads it."""
+    if isinstance(t, str):
+        return {"content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": not special,
+                "special": special}
+    if isinstance(t, Mapping):
+        fields = dict(t)
+    elif all(hasattr(t, k) for k in ("content",) + _ADDED_OPTIONS):  # tokenizers.AddedToken
+        fields = {k: getattr(t, k) for k in ("content",) + _ADDED_OPTIONS}
+        if special and not fields["special"] and fields["normalized"]:
+            # tokenizers' AddedToken("x") and AddedToken("x", normalized=True) look alike from
+            # Python, and add_special_tokens gives them different normalized flags (False, True)
+            raise HFError(f"{where}: {fields['content']!r}: say special=True (and normalized) on the AddedToken, "
+                          "or pass a str: whether it is normalized cannot be read from it")
+    else:
+        raise TypeError("Input must be a List[Union[str, AddedToken]]")
+    content = fields.get("content")
+    if not isinstance(content, str):
+        raise HFError(f"{where}: 'content' must be a string")
+    out = {"content": content}
+    for k in _ADDED_OPTIONS:
+        v = fields.get(k, (not special) if k == "normalized" else False)
+        if not isinstance(v, bool):
+            raise HFError(f"{where}: '{k}' must be a boolean")
+        out[k] = v
+    if special:
+        out["special"] = True
+    return out
+
+
 def _check_input(seqs: tuple, pretokenized: bool, where: str) -> None:
     """TextEncodeError for a lone surrogate in an input's sequences (tokenizers refuses such a
     str when it reads its arguments, before any encoding)."""
@@ -228,11 +262,10 @@ class Tokenizer:
         # the ids decode(skip_special_tokens=True) drops: tokenizers drops a token whose string
         # (id_to_token's) is a special token's content, so not a normalized special token whose
         # normalized content differs, but a vocabulary token spelt as a special one
-        specials = self._added.special_contents
-        by_id = self._added.by_id
-        self._skip_ids = frozenset({i for i, t in by_id.items() if t.norm in specials}
-                                   | {i for c in specials if (i := self._model.vocab.get(c)) is not None
-                                      and i not in by_id})
+        # (_sticky: contents add_special_tokens made special, which tokenizers keeps in its
+        # special set even when add_tokens gives them other options later, until reloaded)
+        self._sticky: frozenset = frozenset()
+        self._skip_ids = self._special_ids()
         self._decoder = Decoder(obj.get("decoder"))
         # a ByteLevel decoder's bytes per id, made on first decode of the id (see decode)
         self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
@@ -760,6 +793,58 @@ class Tokenizer:
             value = new[0] if which == "truncation" else new[1]
             self._obj = {**self._obj, which: value.to_json() if value is not None else None}
             self._lengths = new
+
+    def _special_ids(self) -> frozenset:
+        specials = self._added.special_contents | self._sticky
+        by_id = self._added.by_id
+        return frozenset({i for i, t in by_id.items() if t.norm in specials}
+                         | {i for c in specials if (i := self._model.vocab.get(c)) is not None and i not in by_id})
+
+    # -- adding tokens --
+    def add_tokens(self, tokens: list) -> int:
+        """Adds tokens (str, ``tokenizers.AddedToken`` objects or tokenizer.json entries such as
+        ``{"content": "<x>", "lstrip": True}``) as tokenizers' ``add_tokens`` does: a content in
+        the vocabulary keeps its id, a new one takes the next id; an empty one or one added
+        before with the same options is ignored, one added before with other options gets
+        these.  Returns how many were not ignored.
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},'
+        ...                          ' "pre_tokenizer": {"type": "Whitespace"}}')
+        >>> tok.add_tokens(["<x>", "a", ""]), tok.encode("a<x>b").ids
+        (2, [0, 2, 1])
+        """
+        return self._add(tokens, False, "add_tokens()")
+
+    def add_special_tokens(self, tokens: list) -> int:
+        """:meth:`add_tokens` for special tokens (``special`` set; a str is not normalized), as
+        tokenizers' ``add_special_tokens``: they are skipped by ``decode(skip_special_tokens=True)``."""
+        return self._add(tokens, True, "add_special_tokens()")
+
+    def _add(self, tokens: list, special: bool, where: str) -> int:
+        if not isinstance(tokens, list):
+            raise TypeError(f"{where}: tokens must be a list, got {type(tokens).__name__}")
+        entries = [_added_entry(t, special, f"{where}: tokens[{i}]") for i, t in enumerate(tokens)]
+        current = [dict(t) for t in self._obj.get("added_tokens") or []]
+        by_content = {t["content"]: t for t in current}
+        ignored = 0
+        for e in entries:
+            old = by_content.get(e["content"])
+            if not e["content"] or (old is not None and all(old.get(k) == e[k] for k in _ADDED_OPTIONS)):
+                ignored += 1
+                continue
+            if old is not None:  # added before with other options: it keeps its id, takes these
+                old.update(e)
+                continue
+            entry = {"id": 0, **e}  # its id is assigned below, as tokenizers assigns it
+            current.append(entry)
+            by_content[e["content"]] = entry
+        # the whole tokenizer again, from the file it now is; swapped in at once (a refused
+        # token leaves this one as it was, and a call on another thread sees one or the other)
+        new = type(self)({**self._obj, "added_tokens": current})
+        new._sticky = self._sticky | self._added.special_contents | new._added.special_contents
+        new._skip_ids = new._special_ids()
+        self.__dict__ = new.__dict__
+        return len(entries) - ignored
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         """How many special tokens the post-processor adds to a sequence (``is_pair`` False)
