@@ -145,11 +145,16 @@ CHECKS = {
                             "[F(e) for e in ref.encode_batch([(t, t[:9]) for t in x])]"),
     "encode_batch_fast(pairs)": ("[F(e) for e in ours.encode_batch_fast([(t, t[:9]) for t in x])]",
                                  "[F(e) for e in ref.encode_batch_fast([(t, t[:9]) for t in x])]"),
-    "add_tokens then encode": ("(ours.add_tokens(x[0]), [F(ours.encode(t)) for t in x[1]], ours.decode(x[2]))",
-                               "(ref.add_tokens(x[0]), [F(ref.encode(t)) for t in x[1]], ref.decode(x[2]))"),
+    # decode compared with tokenizers after it loads its own file: its object keeps some state of
+    # a token added again with other options (see Tokenizer.add_tokens)
+    "add_tokens then encode": (
+        "(ours.add_tokens(x[0]), [F(ours.encode(t)) for t in x[1]], ours.decode(x[2]))",
+        "(ref.add_tokens(x[0]), [F(ref.encode(t)) for t in x[1]], "
+        "tokenizers.Tokenizer.from_str(ref.to_str()).decode(x[2]))"),
     "add_special_tokens then encode": (
         "(ours.add_special_tokens(x[0]), [F(ours.encode(t)) for t in x[1]], ours.decode(x[2]))",
-        "(ref.add_special_tokens(x[0]), [F(ref.encode(t)) for t in x[1]], ref.decode(x[2]))"),
+        "(ref.add_special_tokens(x[0]), [F(ref.encode(t)) for t in x[1]], "
+        "tokenizers.Tokenizer.from_str(ref.to_str()).decode(x[2]))"),
     "token_to_id": ("[ours.token_to_id(t) for t in x]", "[ref.token_to_id(t) for t in x]"),
     "id_to_token": ("[ours.id_to_token(i) for i in x]", "[ref.id_to_token(i) for i in x]"),
     "get_vocab_size": ("(ours.get_vocab_size(True), ours.get_vocab_size(False))",

@@ -419,11 +419,14 @@ def test_add_tokens_and_special_tokens(built, deepseek, name):
                   if isinstance(t, dict) else t for t in args]
         assert getattr(ours, method)(args) == getattr(hf, method)(theirs)
         assert _added_state(ours) == _added_state(hf)
+        # decode as tokenizers after loading its own file: its object keeps some state of a
+        # token added again with other options (special for decode, an earlier normalized form)
+        reloaded = HFTokenizer.from_str(hf.to_str())
         for text in texts:
-            assert fields(ours.encode(text)) == fields(hf.encode(text))
+            assert fields(ours.encode(text)) == fields(hf.encode(text)) == fields(reloaded.encode(text))
             ids = hf.encode(text).ids
             for skip in (True, False):
-                assert ours.decode(ids, skip_special_tokens=skip) == hf.decode(ids, skip_special_tokens=skip)
+                assert ours.decode(ids, skip_special_tokens=skip) == reloaded.decode(ids, skip_special_tokens=skip)
         assert [fields(e) for e in ours.encode_batch_fast(texts)] == [fields(e) for e in hf.encode_batch_fast(texts)]
     assert HFTokenizer.from_str(ours.to_str()).encode(texts[1]).ids == hf.encode(texts[1]).ids
 

@@ -262,9 +262,6 @@ class Tokenizer:
         # the ids decode(skip_special_tokens=True) drops: tokenizers drops a token whose string
         # (id_to_token's) is a special token's content, so not a normalized special token whose
         # normalized content differs, but a vocabulary token spelt as a special one
-        # (_sticky: contents add_special_tokens made special, which tokenizers keeps in its
-        # special set even when add_tokens gives them other options later, until reloaded)
-        self._sticky: frozenset = frozenset()
         self._skip_ids = self._special_ids()
         self._decoder = Decoder(obj.get("decoder"))
         # a ByteLevel decoder's bytes per id, made on first decode of the id (see decode)
@@ -795,7 +792,7 @@ class Tokenizer:
             self._lengths = new
 
     def _special_ids(self) -> frozenset:
-        specials = self._added.special_contents | self._sticky
+        specials = self._added.special_contents
         by_id = self._added.by_id
         return frozenset({i for i, t in by_id.items() if t.norm in specials}
                          | {i for c in specials if (i := self._model.vocab.get(c)) is not None and i not in by_id})
@@ -806,7 +803,10 @@ class Tokenizer:
         ``{"content": "<x>", "lstrip": True}``) as tokenizers' ``add_tokens`` does: a content in
         the vocabulary keeps its id, a new one takes the next id; an empty one or one added
         before with the same options is ignored, one added before with other options gets
-        these.  Returns how many were not ignored.
+        these.  Returns how many were not ignored.  Afterwards the tokenizer is what tokenizers
+        gives after loading its own file (``to_str``): tokenizers' own object keeps some state
+        of a token added again with other options (it stays special for ``decode``, and keeps its
+        earlier normalized form for ``id_to_token``) until then.
 
         >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},'
         ...                          ' "pre_tokenizer": {"type": "Whitespace"}}')
@@ -840,10 +840,7 @@ class Tokenizer:
             by_content[e["content"]] = entry
         # the whole tokenizer again, from the file it now is; swapped in at once (a refused
         # token leaves this one as it was, and a call on another thread sees one or the other)
-        new = type(self)({**self._obj, "added_tokens": current})
-        new._sticky = self._sticky | self._added.special_contents | new._added.special_contents
-        new._skip_ids = new._special_ids()
-        self.__dict__ = new.__dict__
+        self.__dict__ = type(self)({**self._obj, "added_tokens": current}).__dict__
         return len(entries) - ignored
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
