@@ -883,9 +883,7 @@ class Tokenizer:
                 _all_str(items):
             try:
                 encs = self._encode_batch(items, add, num_threads)
-            except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
-                raise _batch_surrogate_error(items, "encode_batch()") or err from None
-            except Exception:
+            except Exception:  # a lone surrogate (the C paths' UnicodeEncodeError), or another error
                 # tokenizers converts every input before it encodes any: a lone surrogate
                 # anywhere in the batch is its TypeError, whatever an earlier input raises
                 err = _batch_surrogate_error(items, "encode_batch()")
@@ -976,9 +974,7 @@ class Tokenizer:
                 chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
                 parts = list(thread_pool(n).map(lambda c: self._fast_encodings(c, add), chunks))
                 encs = [e for part in parts for e in part]
-        except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
-            raise _batch_surrogate_error(inputs, "encode_batch_fast()") or err from None
-        except Exception:
+        except Exception:  # a lone surrogate (the C paths' UnicodeEncodeError), or another error
             # tokenizers converts every input before it encodes any: a lone surrogate anywhere
             # in the batch is its TypeError, whatever an earlier input raises (HFError, ...)
             err = _batch_surrogate_error(inputs, "encode_batch_fast()")
