@@ -37,7 +37,9 @@ tokens), ``get_vocab``, ``token_to_id``/``id_to_token`` on a sample, and the ``t
 trip (scantok's ``from_str(ours.to_str())`` encodes as tokenizers; tokenizers loads it too).
 When both libraries raise, the outcome is equal (the pairs of types are counted and printed).
 Pairs: ``encode(text, other)`` per text and batches of pairs; pre-tokenized input: the text's
-words (``is_pretokenized=True``). Every field includes the overflowing parts, recursively. Last,
+words (``is_pretokenized=True``). Every field includes the overflowing parts, recursively, and
+the word ids, sequence ids, ``n_sequences`` and the mapping methods (``token_to_*``,
+``word_to_*``, ``char_to_*``) at the first positions of each encoding. Last,
 per pipeline: ``add_tokens`` and ``add_special_tokens`` of random contents, then encode and
 decode.
 
@@ -48,6 +50,7 @@ runnable script to ``--repro``. Exit status 1 on any mismatch.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import random
@@ -60,7 +63,7 @@ os.environ["RUST_BACKTRACE"] = "0"  # tokenizers' panics (counted, see Raised) w
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
-from fuzz_setup import CORPORA, SHARED, Raised, outcome  # noqa: E402 (first: the oracle on one thread before it loads)
+from fuzz_setup import CORPORA, SHARED, Raised, mappings, outcome  # noqa: E402 (first: the oracle on one thread before it loads)
 
 import tokenizers  # noqa: E402
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402,E501
@@ -122,9 +125,10 @@ def short(v, n: int = 400) -> str:
 
 
 def F(e):
-    """The fields of an encoding (its overflowing parts' too), as one comparable tuple."""
+    """The fields of an encoding (its overflowing parts' too), its word and sequence ids and
+    mappings, as one comparable tuple."""
     return (e.ids, e.tokens, [tuple(o) for o in e.offsets], e.attention_mask, e.special_tokens_mask, e.type_ids,
-            [F(o) for o in e.overflowing])
+            e.word_ids, e.sequence_ids, e.n_sequences, mappings(e), [F(o) for o in e.overflowing])
 
 
 # checks: label -> (scantok's expression, tokenizers'), on ``ours``, ``ref`` and the input ``x``
@@ -844,8 +848,7 @@ def write_repro(path: Path, seed: int, obj: dict, label: str, x) -> None:
         f"tokenizers {short(want, 1500)}\nscantok    {short(got, 1500)}\n\"\"\"\n"
         "import json\nimport os\nimport sys\n\nos.environ.setdefault('RAYON_NUM_THREADS', '1')\n"
         "import tokenizers\nimport scantok\n\n\n"
-        "def F(e):\n    return (e.ids, e.tokens, [tuple(o) for o in e.offsets], e.attention_mask,"
-        " e.special_tokens_mask, e.type_ids)\n\n\n"
+        + inspect.getsource(F) + "\n\n" + inspect.getsource(mappings) + "\n\n"
         f"OBJ = json.loads({json.dumps(obj, ensure_ascii=False)!r})\n"
         "ref = tokenizers.Tokenizer.from_str(json.dumps(OBJ))\n" +
         ("" if label == "load" else "ours = scantok.Tokenizer.from_str(ref.to_str())\n") + body,

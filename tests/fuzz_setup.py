@@ -1,5 +1,6 @@
 """The common start of the differential fuzz scripts (fuzz_hf, fuzz_hf_components): the oracle
-on one thread (set before tokenizers loads) and where the shared data is."""
+on one thread (set before tokenizers loads), where the shared data is, and the comparable forms
+of outcomes and of an Encoding's mappings (the tests use them too)."""
 from __future__ import annotations
 
 import os
@@ -38,3 +39,20 @@ def outcome(fn, *args):
         if type(exc).__name__ != "PanicException":
             raise
         return Raised(exc)
+
+
+def mappings(e, limit: int = 48, exact_sequence: bool = False) -> list:
+    """Encoding's mapping methods at the first positions (tokens, words, chars; sequences 0
+    and 1) and one past them.  token_to_sequence as whether it has one, unless exact_sequence:
+    where two sequences' token ranges overlap (a Sequence post-processor with ByteLevel after a
+    template numbers the template's pieces again; set_sequence_id), tokenizers answers with
+    the first range in its hash map's order, which changes from process to process."""
+    n = len(e)
+    words = max([w for w in e.word_ids if w is not None], default=-1) + 2
+    chars = max([b for _, b in e.offsets], default=0) + 1
+    out = [(e.token_to_sequence(i) if exact_sequence else e.token_to_sequence(i) is None, e.token_to_chars(i),
+            e.token_to_word(i)) for i in range(min(n + 2, limit))]
+    for s in (0, 1):
+        out += [(e.word_to_tokens(w, s), e.word_to_chars(w, s)) for w in range(min(words, limit))]
+        out += [(e.char_to_token(c, s), e.char_to_word(c, s)) for c in range(min(chars, limit))]
+    return out

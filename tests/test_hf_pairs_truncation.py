@@ -29,9 +29,10 @@ TEXTS = ["", " ", "a", "Hello world", "  two  spaces ", "The quick brown fox jum
 
 
 def fields(e) -> tuple:
-    """Every field of an Encoding, the overflowing parts' too (recursively)."""
+    """Every field of an Encoding, its word and sequence ids, the overflowing parts' too
+    (recursively)."""
     return (e.ids, e.tokens, e.offsets, e.type_ids, e.special_tokens_mask, e.attention_mask, len(e),
-            [fields(o) for o in e.overflowing])
+            e.word_ids, e.sequence_ids, e.n_sequences, [fields(o) for o in e.overflowing])
 
 
 def outcome(fn):

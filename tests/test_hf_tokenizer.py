@@ -57,6 +57,8 @@ def assert_same(ours, hf, text, *, add_special_tokens=True):
     assert a.special_tokens_mask == b.special_tokens_mask, text
     assert a.type_ids == b.type_ids, text
     assert a.attention_mask == b.attention_mask
+    assert a.word_ids == b.word_ids, text
+    assert (a.sequence_ids, a.n_sequences) == (b.sequence_ids, b.n_sequences), text
     for skip in (True, False):
         assert ours.decode(a.ids, skip_special_tokens=skip) == hf.decode(b.ids, skip_special_tokens=skip), text
 
@@ -80,6 +82,8 @@ def assert_fast_same(ours, hf, texts, *, num_threads=1, adds=(True, False)):
             assert a.special_tokens_mask == b.special_tokens_mask, text
             assert a.type_ids == b.type_ids, text
             assert a.attention_mask == b.attention_mask, text
+            assert a.word_ids == b.word_ids, text
+            assert (a.sequence_ids, a.n_sequences) == (b.sequence_ids, b.n_sequences), text
             assert len(a) == len(b), text
 
 

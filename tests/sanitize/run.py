@@ -51,6 +51,8 @@ TESTS = [
     "tests/test_cache_corruption.py",
     # HF BPE merges (linear and heap), split stages, piece cache
     "tests/test_hf_tokenizer.py",
+    # HF encodings' words (hfb_encode_words), lazy views, truncation and padding
+    "tests/test_hf_encoding_words.py", "tests/test_hf_pairs_truncation.py",
     # scanners compiled at run time: the table validator and the engine on runtime tables
     "tests/test_compile_runtime.py",
     # the corpus pipeline's JSON Lines extractor (csrc/jsonl.c)

@@ -390,6 +390,10 @@ fail:
    caller makes the exact test). */
 typedef int64_t (*hf_encode_fn)(const void *m, void *c, const void *ss, const uint8_t *data,
                                 size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
+/* hf_bpe.c's hfb_encode_words: hfb_encode and each token's word (piece index) */
+typedef int64_t (*hf_encode_words_fn)(const void *m, void *c, const void *ss, const uint8_t *data,
+                                      size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends,
+                                      uint32_t *words);
 
 /* 1 if p[0:n] holds a byte or byte pair the screen flags.  firsts: the flagged first bytes
    (nfirst of them); at most 4 are found by memchr (vectorised in libc), more by a table. */
@@ -567,23 +571,26 @@ fail:
 }
 
 /* hf_encode_offsets(fn, model, cache, stages, text) -> bytes or int: scantok.Tokenizer.encode
-   of one text in one call: the r ids, then their r start and r end offsets (code points), as
-   3 * r native uint32 in one bytes object; or the encoder's negative code HFB_SLOW (-2).  The
-   arguments as for hf_encode_batch; the encoding runs with the GIL released. */
+   of one text in one call: the r ids, then their r start and r end offsets (code points), then
+   their r words (the pre-tokenizer's piece each comes from), as 4 * r native uint32 in one
+   bytes object; or the encoder's negative code HFB_SLOW (-2).  fn is the address of
+   hfb_encode_words, the other arguments as for hf_encode_batch; the encoding runs with the GIL
+   released. */
 static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL;
     (void)self;
     if (!PyArg_ParseTuple(args, "OOOOU", &fn_o, &m_o, &c_o, &ss_o, &t)) return NULL;
-    hf_encode_fn fn;
+    hf_encode_fn fn0;
     void *m, *c, *ss;
-    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
+    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn0, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
+    hf_encode_words_fn fn = (hf_encode_words_fn)(void *)fn0;
     Py_ssize_t n = 0;
     const char *data = text_utf8(t, &n, &tmp);
     if (!data) {
         Py_XDECREF(tmp);
         return NULL;
     }
-    uint32_t *buf = PyMem_Malloc(3 * (size_t)(n ? n : 1) * sizeof *buf);
+    uint32_t *buf = PyMem_Malloc(4 * (size_t)(n ? n : 1) * sizeof *buf);
     if (!buf) {
         Py_XDECREF(tmp);
         return PyErr_NoMemory();
@@ -591,16 +598,14 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     int64_t r = 0;
     if (n) {
         Py_BEGIN_ALLOW_THREADS
-        r = fn(m, c, ss, (const uint8_t *)data, (size_t)n, buf, buf + n, buf + 2 * n);
+        r = fn(m, c, ss, (const uint8_t *)data, (size_t)n, buf, buf + n, buf + 2 * n, buf + 3 * n);
         Py_END_ALLOW_THREADS
     }
     if (r == -1) PyErr_NoMemory();
     else if (r < 0) res = PyLong_FromLongLong(r);
-    else if ((res = PyBytes_FromStringAndSize(NULL, 3 * (Py_ssize_t)r * 4)) != NULL) {
+    else if ((res = PyBytes_FromStringAndSize(NULL, 4 * (Py_ssize_t)r * 4)) != NULL) {
         char *o = PyBytes_AsString(res);
-        memcpy(o, buf, (size_t)r * 4);
-        memcpy(o + 4 * r, buf + n, (size_t)r * 4);
-        memcpy(o + 8 * r, buf + 2 * n, (size_t)r * 4);
+        for (int k = 0; k < 4; k++) memcpy(o + 4 * k * r, buf + k * n, (size_t)r * 4);
     }
     PyMem_Free(buf);
     Py_XDECREF(tmp);

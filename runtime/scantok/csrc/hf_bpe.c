@@ -1346,7 +1346,7 @@ static void char_index(const uint8_t *data, size_t n, uint32_t *cidx) {
 
 static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
                            const uint8_t *data, size_t n, uint32_t *ids, uint32_t *starts,
-                           uint32_t *ends, scratch *s) {
+                           uint32_t *ends, uint32_t *words, scratch *s) {
     if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
     cache_sync(m, c);
     uint32_t *pieces;
@@ -1390,19 +1390,26 @@ static int64_t encode_text(const hfb_model *m, hfb_cache *c, const hfb_stages *s
                     pos = e;
                 }
             }
+            if (words)
+                for (int64_t j = 0; j < r; j++) words[out + j] = (uint32_t)i;
             out += (size_t)r;
         }
     }
     return (int64_t)out;
 }
 
-int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
-                   size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+int64_t hfb_encode_words(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                         size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words) {
     if (!m->tok_len) return HFB_SLOW;
     scratch local = {0}, *s = c ? &c->s : &local;
-    int64_t r = encode_text(m, c, ss, data, n, ids, starts, ends, s);
+    int64_t r = encode_text(m, c, ss, data, n, ids, starts, ends, words, s);
     scratch_done(c, s);
     return r;
+}
+
+int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                   size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+    return hfb_encode_words(m, c, ss, data, n, ids, starts, ends, NULL);
 }
 
 int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
@@ -1415,7 +1422,7 @@ int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,
             continue;
         }
         int64_t r = encode_text(m, c, ss, data + offsets[i], offsets[i + 1] - offsets[i],
-                                ids + offsets[i], NULL, NULL, s);
+                                ids + offsets[i], NULL, NULL, NULL, s);
         if (r == HFB_NOMEM) {
             scratch_free(s);
             return HFB_NOMEM;

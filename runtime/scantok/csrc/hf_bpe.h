@@ -79,6 +79,10 @@ size_t hfb_stages_skipping(const hfb_stages *st);
    character covers all of it).  Returns the number of ids, HFB_SLOW or HFB_NOMEM. */
 int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
                    size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
+/* hfb_encode, and if words is not NULL, the index of the piece (tokenizers' word) each token
+   comes from in words[i]. */
+int64_t hfb_encode_words(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
+                         size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words);
 /* hfb_encode of ntexts texts data[offsets[i]:offsets[i+1]]; text i's ids go to
    ids[offsets[i]...] and their count to counts[i] (HFB_SLOW for a text the caller must
    encode itself).  Returns 0 or HFB_NOMEM. */

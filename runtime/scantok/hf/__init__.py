@@ -7,8 +7,9 @@
 ``trainers`` (WordLevel training), ``unicode_tables`` (HF's character tables), ``native`` (the
 optional C paths), ``errors``.
 """
+from .encoding import Encoding
 from .errors import HFError, TextEncodeError, UnsupportedComponentError, WordLevelError
 from .models import WordLevel
 from .trainers import train_wordlevel
 
-__all__ = ["HFError", "TextEncodeError", "UnsupportedComponentError", "WordLevelError", "WordLevel", "train_wordlevel"]
+__all__ = ["Encoding", "HFError", "TextEncodeError", "UnsupportedComponentError", "WordLevelError", "WordLevel", "train_wordlevel"]

@@ -4,15 +4,40 @@ record the general encode path builds, with what tokenizers does to it after the
 overflowing parts combined) and ``pad``, as tokenizers' ``Encoding`` (encoding.rs, 0.23.3).
 
 A record is a dict of parallel lists: ``ids``, ``tokens``, ``offsets``, ``type_ids``,
-``special`` (special_tokens_mask), ``attention`` (None until padding: all ones) and
-``overflowing`` (a list of records)."""
+``special`` (special_tokens_mask), ``words`` (the pre-tokenizer split or the pre-tokenized
+word each token comes from, None for special tokens and padding), ``attention`` (None until
+padding: all ones); ``ranges`` (tokenizers' sequence_ranges: sequence id -> (start, stop) of
+its tokens, empty until a post-processor sets them) and ``overflowing`` (a list of records)."""
 from __future__ import annotations
+
+import operator
+import warnings
 
 from .errors import HFError
 
 __all__ = ["Encoding"]
 
 _pyl = None
+
+
+def _usize(v, name: str) -> int:
+    """v as tokenizers' Python binding reads a usize argument."""
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, not {type(v).__name__}") from None
+    if i < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if i >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    return i
+
+
+def _u32(v, name: str) -> int:
+    i = _usize(v, name)
+    if i >= 1 << 32:
+        raise OverflowError("out of range integral type conversion attempted")
+    return i
 
 
 def _pylist():
@@ -36,19 +61,23 @@ class Encoding:
     is as tokenizers makes it there: no offsets (all ``(0, 0)``) and an empty string for each
     token of the text (the post-processor's special tokens keep theirs)."""
 
-    # a lazy encoding (_lazy set: the C arrays, n, the post-processor's tokens around them, the
-    # token table) has _lazy, _pad and _overflowing only (each slot set costs ~15 ns, a batch of
-    # short texts makes thousands); a materialized one has the lists, _attention and _overflowing
-    __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_attention",
-                 "_overflowing", "_lazy", "_pad")
+    # a lazy encoding (_lazy set: the C arrays, n, the post-processor's tokens and sequence
+    # ranges around them, the token table) has _lazy, _pad and _overflowing only (each slot set
+    # costs ~15 ns, a batch of short texts makes thousands); a materialized one has the lists,
+    # _attention, _ranges and _overflowing
+    __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_words", "_attention",
+                 "_ranges", "_overflowing", "_lazy", "_pad")
 
-    def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids, attention_mask=None, overflowing=()):
+    def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids, attention_mask=None, overflowing=(),
+                 words=None, ranges=None):
         self._ids = ids
         self._tokens = tokens
         self._offsets = offsets
         self._special_tokens_mask = special_tokens_mask
         self._type_ids = type_ids
+        self._words = [None] * len(ids) if words is None else words
         self._attention = attention_mask  # None: all ones (nothing padded)
+        self._ranges = {} if ranges is None else ranges
         self._overflowing = tuple(overflowing)
         self._lazy = None
         self._pad = None
@@ -57,13 +86,14 @@ class Encoding:
     def _of(cls, rec: dict) -> "Encoding":
         """The Encoding of a record (its overflowing parts too)."""
         return cls(rec["ids"], rec["tokens"], rec["offsets"], rec["special"], rec["type_ids"], rec.get("attention"),
-                   [cls._of(o) for o in rec.get("overflowing") or ()])
+                   [cls._of(o) for o in rec.get("overflowing") or ()], rec["words"], rec["ranges"])
 
     @classmethod
     def _from_arrays(cls, arrays, n: int, wrap, table) -> "Encoding":
-        """The model tokens' ids, starts and ends (arrays: the bytes hf_encode_offsets returns,
-        3n uint32 in that order, read in place by scantok._pylist as (arrays, index)), the
-        post-processor's (prefix, suffix, sequence type id) and the id -> token table."""
+        """The model tokens' ids, starts, ends and words (arrays: the bytes hf_encode_offsets
+        returns, 4n uint32 in that order, read in place by scantok._pylist as (arrays, index)),
+        the post-processor's wrap (prefix, suffix, sequence type id, sequence ranges) and the
+        id -> token table."""
         e = cls.__new__(cls)
         e._lazy = (arrays, n, wrap, table)
         e._overflowing = ()
@@ -73,7 +103,8 @@ class Encoding:
     @classmethod
     def _fast(cls, ids, wrap) -> "Encoding":
         """encode_batch_fast's encoding of model ids (a bytes object of native uint32, read in
-        place, or a list) inside the post-processor's (prefix, suffix, sequence type id)."""
+        place, or a list) inside the post-processor's wrap (no word ids: tokenizers tracks none
+        without offsets)."""
         e = cls.__new__(cls)
         e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None)
         e._overflowing = ()
@@ -86,7 +117,7 @@ class Encoding:
         an overflowing part, which may differ from the sequence's: a template gives the
         sequence its type id, not the overflowing parts)."""
         arrays, n, wrap, table = self._lazy
-        w = 1 if table is None else 3  # encode_batch_fast's: ids only; encode's: ids, starts, ends
+        w = 1 if table is None else 4  # encode_batch_fast's: ids only; encode's: ids, starts, ends, words
 
         def part(a: int, b: int, wrap=over_wrap) -> "Encoding":
             if type(arrays) is bytes:
@@ -123,10 +154,12 @@ class Encoding:
         left = p.direction == "left"
         att = self._attention if self._attention is not None else [1] * len(self._ids)
         for name, fill in (("_ids", p.pad_id), ("_tokens", p.pad_token), ("_offsets", (0, 0)),
-                           ("_special_tokens_mask", 1), ("_type_ids", p.pad_type_id)):
+                           ("_special_tokens_mask", 1), ("_type_ids", p.pad_type_id), ("_words", None)):
             v = list(getattr(self, name))
             setattr(self, name, [fill] * k + v if left else v + [fill] * k)
         self._attention = [0] * k + list(att) if left else list(att) + [0] * k
+        if left:
+            self._ranges = {s: (x + k, y + k) for s, (x, y) in self._ranges.items()}
 
     def _padding(self, lst: list, fill) -> list:
         """lst (a lazy encoding's field) with its padding, if any."""
@@ -136,8 +169,8 @@ class Encoding:
         return [fill] * pad[1] + lst if pad[0] else lst + [fill] * pad[1]
 
     def _parts(self):
-        arrays, n, (pre, post, type_id), table = self._lazy
-        return arrays, n, pre, post, type_id, table
+        arrays, n, wrap, table = self._lazy
+        return arrays, n, wrap[0], wrap[1], wrap[2], table
 
     @property
     def ids(self) -> list[int]:
@@ -200,6 +233,198 @@ class Encoding:
         post-processor's special tokens, as tokenizers makes them."""
         return list(self._overflowing)
 
+    # -- words and sequences (tokenizers' Encoding mappings) --
+    @property
+    def word_ids(self) -> list[int | None]:
+        """The word each token comes from: the index of the pre-tokenizer's split (an added
+        token is a split of its own), or of the word with ``is_pretokenized``; None for the
+        post-processor's special tokens and padding, and for every token of
+        :meth:`Tokenizer.encode_batch_fast` (which tracks none, as tokenizers')."""
+        if self._lazy is None:
+            return list(self._words)
+        arrays, n, wrap, table = self._lazy
+        # encode_batch_fast's (no table) have none
+        lst = [None] * n if table is None else _pylist().ids_to_list((arrays, 3 * n), n)
+        pre, post = wrap[0], wrap[1]
+        lst = [None] * len(pre) + lst + [None] * len(post) if (pre or post) else lst
+        return self._padding(lst, None)
+
+    @property
+    def words(self) -> list[int | None]:
+        """Deprecated alias of :attr:`word_ids` (as in tokenizers)."""
+        warnings.warn("Encoding.words is deprecated, please use Encoding.word_ids instead.", DeprecationWarning,
+                      stacklevel=2)
+        return self.word_ids
+
+    def _sequence_ranges(self) -> dict:
+        """tokenizers' sequence_ranges: sequence id -> (start, stop) of its tokens."""
+        if self._lazy is None:
+            return self._ranges
+        n, wrap = self._lazy[1], self._lazy[2]
+        shift = self._pad[1] if self._pad is not None and self._pad[0] else 0
+        return {sid: (a + ga * (n - 2) + shift, b + gb * (n - 2) + shift) for sid, a, b, ga, gb in wrap[3]}
+
+    @property
+    def n_sequences(self) -> int:
+        """How many sequences the encoding holds (1 unless the post-processor marked them)."""
+        return len(self._sequence_ranges()) or 1
+
+    @property
+    def sequence_ids(self) -> list[int | None]:
+        """The sequence (0, or 1 for the pair) of each token; None for special tokens and for
+        padding once a post-processor has marked the sequences."""
+        n, ranges = len(self), self._sequence_ranges()
+        out: list = [None] * n
+        for sid in range(len(ranges) or 1):
+            a, b = ranges.get(sid, (0, n))
+            out[a:b] = [sid] * (b - a)
+        return out
+
+    def set_sequence_id(self, sequence_id: int) -> None:
+        """Makes every token sequence ``sequence_id``'s (in place)."""
+        sid = _usize(sequence_id, "sequence_id")
+        self._materialize()
+        self._ranges = {**self._ranges, sid: (0, len(self._ids))}
+
+    def _range(self, sequence_index: int) -> tuple[int, int]:
+        return self._sequence_ranges().get(_usize(sequence_index, "sequence_index"), (0, len(self)))
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        """The sequence of the token at ``token_index``."""
+        token = _usize(token_index, "token_index")
+        if token > len(self):  # tokenizers' test (the length itself is in range there)
+            return None
+        ranges = self._sequence_ranges()
+        if not ranges:
+            return 0
+        for sid, (a, b) in ranges.items():
+            if a <= token < b:
+                return sid
+        return None
+
+    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
+        """The offsets of the token at ``token_index`` (in its sequence's text)."""
+        token = _usize(token_index, "token_index")
+        if self.token_to_sequence(token) is None or token >= len(self):
+            return None
+        return self.offsets[token]
+
+    def token_to_word(self, token_index: int) -> int | None:
+        """The word (in its sequence) of the token at ``token_index``."""
+        token = _usize(token_index, "token_index")
+        if self.token_to_sequence(token) is None or token >= len(self):
+            return None
+        return self.word_ids[token]
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """(start, stop) of the tokens of word ``word_index`` of sequence ``sequence_index``."""
+        word = _u32(word_index, "word_index")
+        a, b = self._range(sequence_index)
+        words = self.word_ids
+        if a > b or b > len(words):
+            return None
+        start = end = None
+        for i, w in enumerate(words[a:b]):
+            if w is not None and w > word:  # tokenizers stops at the first later word
+                break
+            if w == word:
+                if start is None:
+                    start = i
+                end = i + 1
+        return None if start is None else (a + start, a + end)
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """The offsets of word ``word_index`` of sequence ``sequence_index``."""
+        r = self.word_to_tokens(word_index, sequence_index)
+        if r is None or r[1] == 0:
+            return None
+        offsets = self.offsets
+        return offsets[r[0]][0], offsets[r[1] - 1][1]
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The token of sequence ``sequence_index`` whose offsets hold ``char_pos``."""
+        pos = _usize(char_pos, "char_pos")
+        a, b = self._range(sequence_index)
+        offsets = self.offsets
+        if a > b or b > len(offsets):
+            return None
+        for i in range(a, b):
+            s, e = offsets[i]
+            if s <= pos < e:
+                return i
+        return None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The word of sequence ``sequence_index`` that holds ``char_pos``."""
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.token_to_word(token)
+
+    # -- in place, as tokenizers' Encoding --
+    def pad(self, length: int, **kwargs) -> None:
+        """Pads to ``length`` tokens (in place; the overflowing parts too): keyword options
+        ``direction`` ("right" or "left"), ``pad_id``, ``pad_type_id``, ``pad_token``."""
+        length = _usize(length, "length")
+        direction, pad_id, pad_type_id, pad_token = "right", 0, 0, "[PAD]"
+        for key, value in kwargs.items():
+            if key == "direction":
+                if value not in ("left", "right"):
+                    raise ValueError(f"Unknown `direction`: `{value}`. Use one of `left` or `right`")
+                direction = value
+            elif key in ("pad_id", "pad_type_id"):
+                v = _u32(value, key)
+                pad_id, pad_type_id = (v, pad_type_id) if key == "pad_id" else (pad_id, v)
+            elif key == "pad_token":
+                if not isinstance(value, str):
+                    raise TypeError(f"pad_token must be str, not {type(value).__name__}")
+                pad_token = value
+            else:  # tokenizers prints this and goes on
+                warnings.warn(f"Ignored unknown kwarg option {key}", stacklevel=2)
+        rec = self._record()
+        pad(rec, length, pad_id, pad_type_id, pad_token, direction)
+        self._assign(rec)
+
+    def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
+        """Keeps ``max_length`` tokens (in place): the rest become the overflowing parts
+        (windows overlapping by ``stride``; those it had are dropped) and the sequences are
+        forgotten, as tokenizers' ``truncate``."""
+        max_length, stride = _usize(max_length, "max_length"), _usize(stride, "stride")
+        if direction not in ("left", "right"):
+            raise ValueError(f"Invalid truncation direction value : {direction}")
+        rec = self._record()
+        truncate(rec, max_length, stride, direction)
+        self._assign(rec)
+
+    @staticmethod
+    def merge(encodings, growing_offsets: bool = True) -> "Encoding":
+        """The encodings one after the other; with ``growing_offsets`` each one's offsets start
+        where the one before ends."""
+        recs = []
+        for e in encodings:
+            if not isinstance(e, Encoding):
+                raise TypeError(f"Encoding.merge() expects Encodings, got {type(e).__name__}")
+            recs.append(e._record())
+        return Encoding._of(merge(recs, bool(growing_offsets)))
+
+    def _record(self) -> dict:
+        """A new record of this encoding (its overflowing parts too)."""
+        rec = record(self.ids, self.tokens, self.offsets, self.type_ids, self.special_tokens_mask, self.word_ids)
+        rec["attention"] = self.attention_mask
+        rec["ranges"] = dict(self._sequence_ranges())
+        rec["overflowing"] = [o._record() for o in self._overflowing]
+        return rec
+
+    def _assign(self, rec: dict) -> None:
+        new = Encoding._of(rec)
+        for name in Encoding.__slots__:
+            setattr(self, name, getattr(new, name))
+
+    def _materialize(self) -> None:
+        if self._lazy is not None:
+            self._assign(self._record())
+
+    def __reduce__(self):
+        return Encoding._of, (self._record(),)
+
     def __len__(self) -> int:
         if self._lazy is not None:
             _, n, pre, post, _, _ = self._parts()
@@ -213,13 +438,17 @@ class Encoding:
 
 # ---- records ------------------------------------------------------------------------------
 
-_LISTS = ("ids", "tokens", "offsets", "type_ids", "special")
+_LISTS = ("ids", "tokens", "offsets", "type_ids", "special", "words")
 
 
-def record(ids: list, tokens: list, offsets: list, type_ids: list, special: list | None = None) -> dict:
-    """A record of n tokens (special mask zeros unless given, nothing padded or overflowing)."""
+def record(ids: list, tokens: list, offsets: list, type_ids: list, special: list | None = None,
+           words: list | None = None) -> dict:
+    """A record of n tokens (special mask zeros and words None unless given, no sequence
+    ranges, nothing padded or overflowing)."""
+    n = len(ids)
     return {"ids": ids, "tokens": tokens, "offsets": offsets, "type_ids": type_ids,
-            "special": [0] * len(ids) if special is None else special, "attention": None, "overflowing": []}
+            "special": [0] * n if special is None else special, "words": [None] * n if words is None else words,
+            "attention": None, "ranges": {}, "overflowing": []}
 
 
 def clone(rec: dict) -> dict:
@@ -227,14 +456,21 @@ def clone(rec: dict) -> dict:
     out = {k: list(rec[k]) for k in _LISTS}
     att = rec.get("attention")
     out["attention"] = None if att is None else list(att)
+    out["ranges"] = dict(rec["ranges"])
     out["overflowing"] = [clone(o) for o in rec.get("overflowing") or ()]
     return out
+
+
+def set_sequence_id(rec: dict, sequence_id: int) -> None:
+    """All of rec's tokens are sequence sequence_id's (tokenizers' set_sequence_id)."""
+    rec["ranges"][sequence_id] = (0, len(rec["ids"]))
 
 
 def _slice(rec: dict, a: int, b: int) -> dict:
     out = {k: rec[k][a:b] for k in _LISTS}
     att = rec.get("attention")
     out["attention"] = None if att is None else att[a:b]
+    out["ranges"] = {}  # truncation loses them, as tokenizers'
     out["overflowing"] = []
     return out
 
@@ -274,8 +510,9 @@ def truncate(rec: dict, max_len: int, stride: int, direction: str) -> None:
     parts = windows(len(rec["ids"]), max_len, stride, direction)
     if parts is None:
         return
-    if not parts:
+    if not parts:  # the whole of it overflowing, its sequence ranges kept
         old = dict(rec)
+        rec.clear()
         rec.update(record([], [], [], []))
         rec["overflowing"] = [old]
         return
@@ -285,37 +522,43 @@ def truncate(rec: dict, max_len: int, stride: int, direction: str) -> None:
     rec.update(first)
 
 
-def merge_with(rec: dict, other: dict) -> None:
-    """Appends other to rec (offsets as they are), combining the overflowing parts as
-    tokenizers does: each of rec's with other and with each of other's, then rec with each of
-    other's."""
+def merge_with(rec: dict, other: dict, growing_offsets: bool = False) -> None:
+    """Appends other to rec, combining the overflowing parts as tokenizers does: each of rec's
+    with other and with each of other's, then rec with each of other's.  other's offsets are
+    as they are, or with growing_offsets shifted by the end of rec's last token."""
     overs = []
     for mine in rec["overflowing"]:
         n = clone(mine)
-        merge_with(n, clone(other))
+        merge_with(n, clone(other), growing_offsets)
         overs.append(n)
         for theirs in other["overflowing"]:
             n = clone(mine)
-            merge_with(n, clone(theirs))
+            merge_with(n, clone(theirs), growing_offsets)
             overs.append(n)
     for theirs in other["overflowing"]:
         n = clone(rec)
-        merge_with(n, clone(theirs))
+        merge_with(n, clone(theirs), growing_offsets)
         overs.append(n)
+    shift = len(rec["ids"])
+    rec["ranges"] = {**rec["ranges"], **{k: (x + shift, y + shift) for k, (x, y) in other["ranges"].items()}}
     a, b = rec.get("attention"), other.get("attention")
     if a is not None or b is not None:
         rec["attention"] = (a if a is not None else [1] * len(rec["ids"])) + \
                            (b if b is not None else [1] * len(other["ids"]))
+    start = rec["offsets"][-1][1] if growing_offsets and rec["offsets"] else 0
     for k in _LISTS:
-        rec[k] = rec[k] + other[k]
+        if k == "offsets" and start:
+            rec[k] = rec[k] + [(x + start, y + start) for x, y in other[k]]
+        else:
+            rec[k] = rec[k] + other[k]
     rec["overflowing"] = overs
 
 
-def merge(recs: list) -> dict:
+def merge(recs: list, growing_offsets: bool = False) -> dict:
     """The records one after the other (tokenizers' Encoding::merge)."""
     out = record([], [], [], [])
     for r in recs:
-        merge_with(out, r)
+        merge_with(out, r, growing_offsets)
     return out
 
 
@@ -331,11 +574,12 @@ def pad(rec: dict, target: int, pad_id: int, pad_type_id: int, pad_token: str, d
     att = rec.get("attention")
     att = [1] * n if att is None else att
     fill = {"ids": [pad_id] * k, "tokens": [pad_token] * k, "offsets": [(0, 0)] * k, "type_ids": [pad_type_id] * k,
-            "special": [1] * k}
+            "special": [1] * k, "words": [None] * k}
     if direction == "left":
         for key, v in fill.items():
             rec[key] = v + rec[key]
         rec["attention"] = [0] * k + att
+        rec["ranges"] = {s: (x + k, y + k) for s, (x, y) in rec["ranges"].items()}
     else:
         for key, v in fill.items():
             rec[key] = rec[key] + v

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .encoding import clone, merge, record
+from .encoding import clone, merge, record, set_sequence_id
 from .errors import HFError, UnsupportedComponentError
 from .unicode_tables import _WS
 
 # the encodings are records (see encoding.py): parallel lists ids, tokens, offsets, type_ids,
-# special (special_tokens_mask), attention (None: all ones) and overflowing (records)
+# special (special_tokens_mask), words, attention (None: all ones), ranges (sequence id ->
+# token range) and overflowing (records)
 
 
 def _trim_offsets(enc: dict, add_prefix_space: bool) -> None:
@@ -52,15 +53,18 @@ def _special(ids: list[int], tokens: list[str], type_id: int) -> dict:
 
 
 def _wrap(enc: dict, pre: tuple | None, post: tuple, type_ids: list[int], pre_type: int, post_type: int,
-          overflowing: list | None = None) -> dict:
+          seq: int, overflowing: list | None = None) -> dict:
     """enc between the special tokens pre and post ((token, id) or None), its type ids
     replaced by type_ids and its special mask by zeros (BertProcessing / RobertaProcessing);
-    its attention mask all ones again, its overflowing parts the given ones."""
+    its attention mask all ones again, its tokens sequence seq's (its earlier sequence ranges
+    dropped), its overflowing parts the given ones."""
     n = len(enc["ids"])
     head = [pre] if pre is not None else []
+    h = len(head)
     out = record([t[1] for t in head] + enc["ids"] + [post[1]], [t[0] for t in head] + enc["tokens"] + [post[0]],
-                 [(0, 0)] * len(head) + enc["offsets"] + [(0, 0)], [pre_type] * len(head) + type_ids + [post_type],
-                 [1] * len(head) + [0] * n + [1])
+                 [(0, 0)] * h + enc["offsets"] + [(0, 0)], [pre_type] * h + type_ids + [post_type],
+                 [1] * h + [0] * n + [1], [None] * h + enc["words"] + [None])
+    out["ranges"] = {seq: (h, h + n)}
     out["overflowing"] = overflowing or []
     return out
 
@@ -130,9 +134,18 @@ class PostProcessor:
 
                 def byte_level(encs, add, aps=aps):
                     _trim_all(encs, aps)
+                    for i, e in enumerate(encs):
+                        set_sequence_id(e, i)
                     return encs
 
                 self.steps.append(byte_level)
+            else:  # it still makes each encoding the sequence of its index
+                def sequence_ids(encs, add):
+                    for i, e in enumerate(encs):
+                        set_sequence_id(e, i)
+                    return encs
+
+                self.steps.append(sequence_ids)
         elif t in ("RobertaProcessing", "BertProcessing"):
             sep, cls = spec.get("sep"), spec.get("cls")
             for name, v in (("sep", sep), ("cls", cls)):
@@ -152,8 +165,8 @@ class PostProcessor:
                         enc["type_ids"] = [0] * len(enc["ids"])
                     if not add:
                         return encs
-                    return [_wrap(enc, cls if i == 0 else sep, sep, enc["type_ids"], 0, 0,
-                                  [_wrap(o, cls if i == 0 else sep, sep, [0] * len(o["ids"]), 0, 0)
+                    return [_wrap(enc, cls if i == 0 else sep, sep, enc["type_ids"], 0, 0, min(i, 1),
+                                  [_wrap(o, cls if i == 0 else sep, sep, [0] * len(o["ids"]), 0, 0, min(i, 1))
                                    for o in enc.get("overflowing") or ()])
                             for i, enc in enumerate(encs)]
 
@@ -162,11 +175,11 @@ class PostProcessor:
                 def bert(encs, add, sep=sep, cls=cls):
                     if not add:
                         return encs
-                    return [_wrap(enc, cls, sep, enc["type_ids"], 0, 0,
-                                  [_wrap(o, cls, sep, o["type_ids"], 0, 0) for o in enc.get("overflowing") or ()])
+                    return [_wrap(enc, cls, sep, enc["type_ids"], 0, 0, 0,
+                                  [_wrap(o, cls, sep, o["type_ids"], 0, 0, 0) for o in enc.get("overflowing") or ()])
                             if i == 0 else
-                            _wrap(enc, None, sep, enc["type_ids"], 0, 1,
-                                  [_wrap(o, None, sep, o["type_ids"], 0, 1) for o in enc.get("overflowing") or ()])
+                            _wrap(enc, None, sep, enc["type_ids"], 0, 1, 1,
+                                  [_wrap(o, None, sep, o["type_ids"], 0, 1, 1) for o in enc.get("overflowing") or ()])
                             for i, enc in enumerate(encs)]
 
                 self.steps.append(bert)
@@ -198,6 +211,7 @@ class PostProcessor:
                                           "(tokenizers panics here)")
                         enc = encs[p[1]]
                         enc["type_ids"] = [p[2]] * len(enc["ids"])
+                        set_sequence_id(enc, p[1])
                         out.append(clone(enc))
                     elif add:
                         out.append(_special(p[2], p[3], p[1]))
@@ -214,7 +228,13 @@ class PostProcessor:
         encs = [enc] if pair is None else [enc, pair]
         if self.present:
             for i, e in enumerate(encs):
+                set_sequence_id(e, i)
+                for o in e["overflowing"]:
+                    set_sequence_id(o, i)
                 e["type_ids"] = [i] * len(e["ids"])
+        elif pair is not None:  # tokenizers' default_process: the pair's sequences, not their overflowing parts
+            for i, e in enumerate(encs):
+                set_sequence_id(e, i)
         for step in self.steps:
             encs = step(encs, add_special_tokens)
         return encs[0] if len(encs) == 1 and not encs[0].get("overflowing") else merge(encs)

@@ -126,20 +126,34 @@ def _input_sequence(seq, pretokenized: bool):
 
 
 def _wrap_around(r: dict, a: int, b: int, spans: list) -> tuple | None:
-    """(prefix, suffix, type id) around the two probe tokens a, b in a post-processed record,
-    or None unless the rest are special tokens with offsets (0, 0) and a, b kept as they were."""
+    """(prefix, suffix, type id, sequence ranges) around the two probe tokens a, b (words 0
+    and 1) in a post-processed record, or None unless the rest are special tokens with offsets
+    (0, 0) and no word, and a, b kept as they were.  The ranges as (sequence id, start, stop,
+    ga, gb): for n tokens in place of the two, (start + ga (n - 2), stop + gb (n - 2))."""
     try:
         k = r["ids"].index(a)
     except ValueError:
         return None
     if (r["ids"][k + 1:k + 2] != [b] or r["offsets"][k:k + 2] != spans or r["special"][k:k + 2] != [0, 0]
-            or r["type_ids"][k] != r["type_ids"][k + 1] or (r.get("attention") or [1])[0] != 1):
+            or r["type_ids"][k] != r["type_ids"][k + 1] or (r.get("attention") or [1])[0] != 1
+            or r["words"][k:k + 2] != [0, 1]):
         return None
     ends = [j for j in range(len(r["ids"])) if j not in (k, k + 1)]
-    if any(r["offsets"][j] != (0, 0) or r["special"][j] != 1 or r["ids"][j] < 0 for j in ends):
+    if any(r["offsets"][j] != (0, 0) or r["special"][j] != 1 or r["ids"][j] < 0 or r["words"][j] is not None
+           for j in ends):
         return None
+    ranges = []
+    for sid, (x, y) in r["ranges"].items():
+        if y <= k:  # before the sequence
+            ranges.append((sid, x, y, 0, 0))
+        elif x >= k + 2:  # after it
+            ranges.append((sid, x, y, 1, 1))
+        elif x <= k and y >= k + 2:  # around it
+            ranges.append((sid, x, y, 0, 1))
+        else:
+            return None
     entries = [(r["ids"][j], r["tokens"][j], r["type_ids"][j]) for j in range(len(r["ids"]))]
-    return entries[:k], entries[k + 2:], r["type_ids"][k]
+    return entries[:k], entries[k + 2:], r["type_ids"][k], tuple(ranges)
 
 
 def _all_str(items: list) -> bool:
@@ -383,33 +397,36 @@ class Tokenizer:
         self._stages = ffi.gc(stages, lib.hfb_stages_free)
         # encode_batch_fast in one call of scantok._pylist (the addresses it hands to hfb_encode)
         addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
+        # encode() in one call of scantok._pylist: ids, offsets and words (hf_encode_offsets)
+        self._offsets_fn = addr(ffi.addressof(lib, "hfb_encode_words"))
         self._batch_c = (addr(ffi.addressof(lib, "hfb_encode")), addr(self._model._model), addr(stages),
                          _added_screen(self._added))
 
-    def _encode_c(self, text: str, offsets: bool):
-        """(ids, starts, ends) of text by the C path, or None (the caller takes the slow path)."""
+    def _encode_c(self, text: str, offsets: bool, words: bool = False):
+        """(ids, starts, ends, words) of text by the C path (None for those not asked for), or
+        None (the caller takes the slow path)."""
         import numpy as np
 
         ffi, lib = self._model._ffi, self._model._lib
         data = text.encode("utf-8")
         n = len(data)
         if n == 0:
-            return [], [], []
+            return [], [], [], []
         ids = np.empty(n, dtype=np.uint32)
+        ptr = lambda a: ffi.cast("uint32_t *", a.ctypes.data)  # noqa: E731
+        st = en = wd = None
         if offsets:
             st, en = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
-            pst, pen = ffi.cast("uint32_t *", st.ctypes.data), ffi.cast("uint32_t *", en.ctypes.data)
-        else:
-            pst = pen = ffi.NULL
-        r = lib.hfb_encode(self._model._model, self._model.cache(), self._stages, data, n,
-                           ffi.cast("uint32_t *", ids.ctypes.data), pst, pen)
+        if words:
+            wd = np.empty(n, dtype=np.uint32)
+        r = lib.hfb_encode_words(self._model._model, self._model.cache(), self._stages, data, n, ptr(ids),
+                                 ptr(st) if offsets else ffi.NULL, ptr(en) if offsets else ffi.NULL,
+                                 ptr(wd) if words else ffi.NULL)
         if r == lib.HFB_NOMEM:
             raise MemoryError
         if r < 0:
             return None
-        if offsets:
-            return ids[:r].tolist(), st[:r].tolist(), en[:r].tolist()
-        return ids[:r].tolist(), None, None
+        return tuple(None if a is None else a[:r].tolist() for a in (ids, st, en, wd))
 
     # -- the general path --
     def _pretokenize(self, piece: _Piece) -> list[_Piece]:
@@ -479,13 +496,20 @@ class Tokenizer:
             return None
         return ids[:r].tolist(), st[:r].tolist(), en[:r].tolist()
 
-    def _encode_segment(self, ns: _NS, c: int, d: int, base: int, ids: list, offs: list | None) -> None:
-        """Tokens of ns.text[c:d] (a normalized part of the original text starting at base)."""
+    def _encode_segment(self, ns: _NS, c: int, d: int, base: int, ids: list, offs: list | None,
+                        words: list | None = None, w: int = 0) -> int:
+        """Tokens of ns.text[c:d] (a normalized part of the original text starting at base);
+        with words (a list), each token's word (the pieces numbered from w).  Returns the
+        number of the next piece."""
         if self._stages is not None and not self._prefix_space:
-            r = self._encode_c(ns.text[c:d], offs is not None)
+            r = self._encode_c(ns.text[c:d], offs is not None, words is not None)
             if r is not None:
-                pids, st, en = r
+                pids, st, en, wl = r
                 ids.extend(pids)
+                if words is not None and wl:
+                    # a piece of UTF-8 has a token at least: the pieces are the last word + 1
+                    words.extend(w + x for x in wl)
+                    w += wl[-1] + 1
                 if offs is not None:
                     al = ns.align
                     if al is None:
@@ -493,17 +517,24 @@ class Tokenizer:
                         offs.extend((sh + a, sh + b) for a, b in zip(st, en))
                     else:
                         offs.extend((base + al[c + a][0], base + al[c + b - 1][1]) for a, b in zip(st, en))
-                return
+                return w
         if ns.align is None:
             piece = _Piece(ns.text[c:d], None, base + c)
         else:
             piece = _Piece(ns.text[c:d], [(x + base, y + base) for x, y in ns.align[c:d]], 0)
         for p in self._pretokenize(piece):
+            k = len(ids)
             self._model_tokens(p, ids, offs)
+            if words is not None:
+                words.extend([w] * (len(ids) - k))
+            w += 1
+        return w
 
-    def _encode_raw(self, text: str, offsets: bool) -> tuple[list[int], list | None, dict]:
+    def _encode_raw(self, text: str, offsets: bool, words: list | None = None) -> tuple[list[int], list | None, dict]:
         """Model ids (and offsets) of text, before post-processing, and the token strings of
-        added tokens by position (their matched text, as tokenizers reports them)."""
+        added tokens by position (their matched text, as tokenizers reports them); with words
+        (a list), each token's word id goes there (tokenizers' split index: an added token is a
+        split of its own, as is each piece of the pre-tokenizer)."""
         # the C paths raise UnicodeEncodeError on a lone surrogate; this one would otherwise
         # encode it (the pieces' bytes are made with surrogatepass), where tokenizers raises
         _check_text(text, "")  # the SIMD UTF-8 test, not a regex scan (the callers say where)
@@ -512,12 +543,16 @@ class Tokenizer:
         matched: dict[int, str] = {}
         added = self._added
         segments = added.split(text, normalized=False) if added else [(0, len(text), None)]
+        w = 0  # the next split's index
         for a, b, tok in segments:
             if tok is not None:
                 matched[len(ids)] = text[a:b]
                 ids.append(tok.id)
                 if offs is not None:
                     offs.append((a, b))
+                if words is not None:
+                    words.append(w)
+                w += 1
                 continue
             ns = _NS(text[a:b], track=offsets or self._first_scheme)
             for step in self._norm:
@@ -530,10 +565,13 @@ class Tokenizer:
                         if offs is not None:
                             x, y = ns.orig_range(c, d)
                             offs.append((a + x, a + y))
+                        if words is not None:
+                            words.append(w)
+                        w += 1
                     else:
-                        self._encode_segment(ns, c, d, a, ids, offs)
+                        w = self._encode_segment(ns, c, d, a, ids, offs, words, w)
             elif ns.text:
-                self._encode_segment(ns, 0, len(ns.text), a, ids, offs)
+                w = self._encode_segment(ns, 0, len(ns.text), a, ids, offs, words, w)
         return ids, offs, matched
 
     def _lazy_wraps(self, fast: bool = False, overflowing: bool = False):
@@ -550,7 +588,7 @@ class Tokenizer:
             spans = [(0, 0), (0, 0)] if fast else [(7, 8), (8, 9)]
 
             def probe(a, b):
-                return record([a, b], ["", ""] if fast else ["\x00", "\x01"], list(spans), [0, 0])
+                return record([a, b], ["", ""] if fast else ["\x00", "\x01"], list(spans), [0, 0], None, [0, 1])
 
             rec = probe(-1, -2)
             if overflowing:
@@ -663,8 +701,10 @@ class Tokenizer:
                 if pretokenized:  # each word on its own, its offsets its own (tokenizers merges them so)
                     parts = [self._model_record(w, k, offsets) for w in seq]
                     rec = record([], [], [], [])
-                    for part in parts:
-                        for key in ("ids", "tokens", "offsets", "type_ids", "special"):
+                    for i, part in enumerate(parts):
+                        if offsets:  # the word's index (tokenizers tracks no words without offsets)
+                            part["words"] = [i] * len(part["ids"])
+                        for key in ("ids", "tokens", "offsets", "type_ids", "special", "words"):
                             rec[key] += part[key]
                 else:
                     rec = self._model_record(seq, k, offsets)
@@ -691,19 +731,21 @@ class Tokenizer:
             global _hf_encode_offsets
             if _hf_encode_offsets is None:
                 _hf_encode_offsets = _pylist().hf_encode_offsets
-            fn, model, stages, _ = self._batch_c
-            r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
+            _, model, stages, _ = self._batch_c
+            r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, text)
             if type(r) is not int:  # else HFB_SLOW: the general path below
-                n, pyl = len(r) // 12, _pylist()
+                n, pyl = len(r) // 16, _pylist()
                 return record(pyl.ids_to_list((r, 0), n), pyl.tokens_to_list((r, 0), n, self._token_table()),
-                              pyl.spans_to_list((r, n), (r, 2 * n), n, 0), [type_id] * n)
-        ids, offs, matched = self._encode_raw(text, offsets)
+                              pyl.spans_to_list((r, n), (r, 2 * n), n, 0), [type_id] * n, None,
+                              pyl.ids_to_list((r, 3 * n), n))
+        words: list = []
+        ids, offs, matched = self._encode_raw(text, offsets, words)
         n = len(ids)
         inv = self._model.inv
         tokens = [inv.get(i) for i in ids]
         for k, t in matched.items():
             tokens[k] = t
-        return record(ids, tokens, offs, [type_id] * n)
+        return record(ids, tokens, offs, [type_id] * n, None, words)
 
     def _post_process(self, enc: dict, pair: dict | None, add_special_tokens: bool, t: Truncation | None,
                       p: Padding | None) -> dict:
@@ -855,11 +897,11 @@ class Tokenizer:
         global _hf_encode_offsets
         if _hf_encode_offsets is None:
             _hf_encode_offsets = _pylist().hf_encode_offsets
-        fn, model, stages, _ = self._batch_c
-        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
+        _, model, stages, _ = self._batch_c
+        r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, text)
         if type(r) is int:  # HFB_SLOW
             return None
-        return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table)
+        return Encoding._from_arrays(r, len(r) // 16, self._lazy[add_special_tokens], self._token_table)
 
     @staticmethod
     def _threads(num_threads: int | None) -> int:
