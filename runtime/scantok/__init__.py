@@ -19,8 +19,8 @@ _LAZY = {"CharTokenizer": ".char", "WordLevel": ".wordlevel", "train_wordlevel":
 _LAZY.update({"compile": ".compiler.runtime", "PatternError": ".compiler.parse"})
 
 # HuggingFace tokenizer.json (BPE / WordLevel) tokenizer (issue 10), imported on first use
-_LAZY.update({"Tokenizer": ".hf.tokenizer", "HFError": ".hf.errors", "UnsupportedComponentError": ".hf.errors",
-               "TextEncodeError": ".hf.errors"})
+_LAZY.update({"Tokenizer": ".hf.tokenizer", "AddedToken": ".hf.added_tokens", "HFError": ".hf.errors",
+               "UnsupportedComponentError": ".hf.errors", "TextEncodeError": ".hf.errors"})
 
 __all__ += list(_LAZY)
 

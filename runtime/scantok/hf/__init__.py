@@ -7,9 +7,10 @@
 ``trainers`` (WordLevel training), ``unicode_tables`` (HF's character tables), ``native`` (the
 optional C paths), ``errors``.
 """
+from .added_tokens import AddedToken
 from .encoding import Encoding
 from .errors import HFError, TextEncodeError, UnsupportedComponentError, WordLevelError
 from .models import WordLevel
 from .trainers import train_wordlevel
 
-__all__ = ["Encoding", "HFError", "TextEncodeError", "UnsupportedComponentError", "WordLevelError", "WordLevel", "train_wordlevel"]
+__all__ = ["AddedToken", "Encoding", "HFError", "TextEncodeError", "UnsupportedComponentError", "WordLevelError", "WordLevel", "train_wordlevel"]

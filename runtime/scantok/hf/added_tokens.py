@@ -1,5 +1,5 @@
 """Added tokens of a tokenizer.json (HF's AddedVocabulary): their options, and splitting a
-text around them.
+text around them; and :class:`AddedToken`, the public form (tokenizers' ``AddedToken``).
 
 Non-normalized tokens are found in the original text, normalized ones in the normalized
 pieces (their pattern is their normalized content); the match is leftmost-longest, as
@@ -44,6 +44,63 @@ _LEADING_WS = re.compile(f"[{_RUST_WS}]*")
 
 
 class AddedToken:
+    """A token to add to a :class:`~scantok.Tokenizer` (``add_tokens``,
+    ``add_special_tokens``), as ``tokenizers.AddedToken``: ``single_word`` (match it only as
+    a whole word), ``lstrip`` / ``rstrip`` (take the whitespace on that side with it),
+    ``normalized`` (match it in the normalized text; default: True unless special) and
+    ``special`` (skipped by ``decode(skip_special_tokens=True)``).
+
+    >>> AddedToken("<tool>", special=True)
+    AddedToken("<tool>", rstrip=False, lstrip=False, single_word=False, normalized=False, special=True)
+    """
+
+    __slots__ = ("content", "single_word", "lstrip", "rstrip", "_normalized", "special")
+
+    def __init__(self, content: str = "", single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
+                 normalized: bool | None = None, special: bool = False):
+        if not isinstance(content, str):
+            raise TypeError(f"AddedToken: content must be str, not {type(content).__name__}")
+        for name, v in (("single_word", single_word), ("lstrip", lstrip), ("rstrip", rstrip), ("special", special)):
+            if not isinstance(v, bool):
+                raise TypeError(f"AddedToken: {name} must be a bool, not {type(v).__name__}")
+        if normalized is not None and not isinstance(normalized, bool):
+            raise TypeError(f"AddedToken: normalized must be a bool, not {type(normalized).__name__}")
+        self.content, self.single_word, self.lstrip, self.rstrip = content, single_word, lstrip, rstrip
+        self.special = special
+        self._normalized = normalized  # None: not said (add_special_tokens then makes it False)
+
+    @property
+    def normalized(self) -> bool:
+        return self._normalized if self._normalized is not None else not self.special
+
+    def _key(self) -> tuple:
+        return self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AddedToken) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    def __str__(self) -> str:
+        return self.content
+
+    def __repr__(self) -> str:
+        b = lambda v: "True" if v else "False"  # noqa: E731
+        return (f'AddedToken("{self.content}", rstrip={b(self.rstrip)}, lstrip={b(self.lstrip)}, '
+                f"single_word={b(self.single_word)}, normalized={b(self.normalized)}, special={b(self.special)})")
+
+    def __getstate__(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+
+
+class AddedEntry:
+    """An added token of the file, with its id."""
+
     # content: as the file gives it (token_to_id, get_vocab and the special set go by it, as
     # tokenizers); norm: the content normalized for a normalized token (what it matches in the
     # normalized text and what id_to_token gives, as tokenizers), else the content
@@ -115,7 +172,7 @@ def with_tokenizers_ids(tokens: Sequence[Any], vocab: Mapping[str, int]) -> list
     ids: dict[str, int] = {}
     kept: dict[str, tuple] = {}  # content -> (options, the token object)
     for i, obj in enumerate(tokens):
-        t = AddedToken(obj, f"added_tokens[{i}]") if not (isinstance(obj, Mapping) and obj.get("content") == "") \
+        t = AddedEntry(obj, f"added_tokens[{i}]") if not (isinstance(obj, Mapping) and obj.get("content") == "") \
             else None
         if t is None:
             continue
@@ -140,7 +197,9 @@ class AddedVocabulary:
     """The added tokens and the two matchers (original text, normalized text)."""
 
     def __init__(self, tokens: Sequence[Any], normalize: Callable[[str], str] | None):
-        self.tokens = [AddedToken(t, f"added_tokens[{i}]") for i, t in enumerate(tokens)]
+        self.tokens = [AddedEntry(t, f"added_tokens[{i}]") for i, t in enumerate(tokens)]
+        # tokenizers' encode_special_tokens: special tokens are not split out (encoded as text)
+        self.encode_special = False
         for t in self.tokens:  # a normalized token matches its normalized content (as HF)
             if t.normalized and normalize is not None:
                 t.norm = normalize(t.content)
@@ -157,7 +216,7 @@ class AddedVocabulary:
         # special token: see Tokenizer._skip_ids
         self.special_contents = {t.content for t in self.tokens if t.special}
         raw = {t.content: t for t in self.tokens if not t.normalized}
-        norm: dict[str, AddedToken] = {}
+        norm: dict[str, AddedEntry] = {}
         for t in self.tokens:
             if t.normalized:
                 other = norm.setdefault(t.norm, t)
@@ -210,17 +269,19 @@ class AddedVocabulary:
             return False
         return any(rx is not None and rx.search(text) is not None for rx in (self._raw_re, self._norm_re))
 
-    def split(self, text: str, normalized: bool) -> list[tuple[int, int, AddedToken | None]]:
+    def split(self, text: str, normalized: bool) -> list[tuple[int, int, AddedEntry | None]]:
         """(start, end, token or None) covering text, as AddedVocabulary::find_matches."""
         rx = self._norm_re if normalized else self._raw_re
         table = self._norm if normalized else self._raw
-        out: list[tuple[int, int, AddedToken | None]] = []
+        out: list[tuple[int, int, AddedEntry | None]] = []
         if rx is None:
             return [(0, len(text), None)] if text else []
         pos = 0
         for m in rx.finditer(text):
             start, stop = m.span()
             tok = table[m.group()]
+            if tok.special and self.encode_special:
+                continue
             if tok.single_word:
                 if start > 0 and _is_word_char(text[start - 1]):
                     continue

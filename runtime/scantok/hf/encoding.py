@@ -239,7 +239,15 @@ class Encoding:
         """The word each token comes from: the index of the pre-tokenizer's split (an added
         token is a split of its own), or of the word with ``is_pretokenized``; None for the
         post-processor's special tokens and padding, and for every token of
-        :meth:`Tokenizer.encode_batch_fast` (which tracks none, as tokenizers')."""
+        :meth:`Tokenizer.encode_batch_fast` (which tracks none, as tokenizers').
+
+        >>> from scantok import Tokenizer
+        >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},'
+        ...                          ' "merges": ["a b"]}, "pre_tokenizer": {"type": "Whitespace"}}')
+        >>> enc = tok.encode("ab ba")
+        >>> enc.word_ids, enc.word_to_tokens(1), enc.char_to_word(4), enc.token_to_chars(2)
+        ([0, 1, 1], (1, 3), 1, (4, 5))
+        """
         if self._lazy is None:
             return list(self._words)
         arrays, n, wrap, table = self._lazy

@@ -27,7 +27,7 @@ except ImportError:
     raise ImportError("scantok.Tokenizer needs numpy: pip install numpy (or scantok[numpy])") from None
 
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
-from .added_tokens import AddedVocabulary, with_tokenizers_ids
+from .added_tokens import AddedToken, AddedVocabulary, with_tokenizers_ids
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
 from .encoding import Encoding, _pylist, record, windows
@@ -174,7 +174,11 @@ def _added_entry(t, special: bool, where: str) -> dict:
     if isinstance(t, str):
         return {"content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": not special,
                 "special": special}
-    if isinstance(t, Mapping):
+    if isinstance(t, AddedToken):
+        if special:  # as tokenizers' add_special_tokens, which makes the caller's token special
+            t.special = True
+        fields = {k: getattr(t, k) for k in ("content",) + _ADDED_OPTIONS}
+    elif isinstance(t, Mapping):
         fields = dict(t)
     elif all(hasattr(t, k) for k in ("content",) + _ADDED_OPTIONS):  # tokenizers.AddedToken
         fields = {k: getattr(t, k) for k in ("content",) + _ADDED_OPTIONS}
@@ -182,7 +186,7 @@ def _added_entry(t, special: bool, where: str) -> dict:
             # tokenizers' AddedToken("x") and AddedToken("x", normalized=True) look alike from
             # Python, and add_special_tokens gives them different normalized flags (False, True)
             raise HFError(f"{where}: {fields['content']!r}: say special=True (and normalized) on the AddedToken, "
-                          "or pass a str: whether it is normalized cannot be read from it")
+                          "or pass a str or a scantok.AddedToken: whether it is normalized cannot be read from it")
     else:
         raise TypeError("Input must be a List[Union[str, AddedToken]]")
     content = fields.get("content")
@@ -306,6 +310,13 @@ class Tokenizer:
     def from_str(cls, json_str: str | bytes) -> "Tokenizer":
         """Builds a tokenizer from the JSON text of a tokenizer.json."""
         return cls(_json_obj(json_str))
+
+    @classmethod
+    def from_buffer(cls, buffer: bytes) -> "Tokenizer":
+        """Builds a tokenizer from the bytes of a tokenizer.json."""
+        if not isinstance(buffer, bytes):
+            raise TypeError(f"from_buffer() expects bytes, got {type(buffer).__name__}")
+        return cls(_json_obj(buffer))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
@@ -882,8 +893,49 @@ class Tokenizer:
             by_content[e["content"]] = entry
         # the whole tokenizer again, from the file it now is; swapped in at once (a refused
         # token leaves this one as it was, and a call on another thread sees one or the other)
-        self.__dict__ = type(self)({**self._obj, "added_tokens": current}).__dict__
+        new = type(self)({**self._obj, "added_tokens": current})
+        new._added.encode_special = self._added.encode_special  # not in the file: kept, as tokenizers
+        self.__dict__ = new.__dict__
         return len(entries) - ignored
+
+    @property
+    def encode_special_tokens(self) -> bool:
+        """False (the default): special added tokens are split out of the text as their ids;
+        True: they are encoded as any other text (tokenizers' ``encode_special_tokens``; not
+        saved in the file)."""
+        return self._added.encode_special
+
+    @encode_special_tokens.setter
+    def encode_special_tokens(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"'{type(value).__name__}' object is not an instance of 'bool'")
+        self._added.encode_special = value
+
+    def get_added_tokens_decoder(self) -> dict[int, AddedToken]:
+        """The added tokens by id, as :class:`AddedToken` objects (content as the file gives it).
+
+        >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}')
+        >>> tok.add_special_tokens(["<s>"])
+        1
+        >>> tok.get_added_tokens_decoder()
+        {1: AddedToken("<s>", rstrip=False, lstrip=False, single_word=False, normalized=False, special=True)}
+        """
+        return {t.id: AddedToken(t.content, single_word=t.single_word, lstrip=t.lstrip, rstrip=t.rstrip,
+                                 normalized=t.normalized, special=t.special) for t in self._added.tokens}
+
+    def post_process(self, encoding: Encoding, pair: Encoding | None = None,
+                     add_special_tokens: bool = True) -> Encoding:
+        """What :meth:`encode` does after the model, on encodings made without it (say with
+        ``add_special_tokens=False`` and neither truncation nor padding): truncation, the
+        post-processor, padding, as set now; a new :class:`Encoding` (the arguments are left
+        as they were)."""
+        for name, e in (("encoding", encoding), ("pair", pair)):
+            if not isinstance(e, Encoding) and (name == "encoding" or e is not None):
+                raise TypeError(f"'{type(e).__name__}' is not an instance of 'Encoding' ({name})")
+        add = _flag(add_special_tokens, "add_special_tokens", "post_process()")
+        t, p = self._lengths
+        rec = self._post_process(encoding._record(), None if pair is None else pair._record(), add, t, p)
+        return Encoding._of(rec)
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         """How many special tokens the post-processor adds to a sequence (``is_pair`` False)
@@ -1147,6 +1199,36 @@ class Tokenizer:
                      num_threads: int | None = None) -> list[str]:
         skip_special_tokens = _flag(skip_special_tokens, "skip_special_tokens", "decode_batch()")
         return [self.decode(s, skip_special_tokens) for s in sequences]
+
+    # -- asyncio: the calls above on the event loop's default executor (the C paths release
+    # the GIL), as tokenizers' async_* methods; called outside a running loop they raise
+    # RuntimeError, as there --
+    def _in_executor(self, fn, *args):
+        import asyncio
+
+        return asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args))
+
+    def async_encode(self, sequence, pair=None, is_pretokenized: bool = False, add_special_tokens: bool = True):
+        """:meth:`encode`, awaitable (an asyncio future)."""
+        return self._in_executor(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
+
+    def async_encode_batch(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True):
+        """:meth:`encode_batch`, awaitable (an asyncio future)."""
+        return self._in_executor(self.encode_batch, input, is_pretokenized, add_special_tokens)
+
+    def async_encode_batch_fast(self, input: Sequence, is_pretokenized: bool = False,
+                                add_special_tokens: bool = True):
+        """:meth:`encode_batch_fast`, awaitable (an asyncio future)."""
+        return self._in_executor(self.encode_batch_fast, input, is_pretokenized, add_special_tokens)
+
+    def async_decode_batch(self, sequences: Sequence[Iterable[int]], skip_special_tokens: bool = True):
+        """:meth:`decode_batch`, awaitable (an asyncio future)."""
+        return self._in_executor(self.decode_batch, sequences, skip_special_tokens)
+
+    def __reduce__(self):
+        # pickled as its file, as tokenizers pickles it (encode_special_tokens is not kept there
+        # either); multiprocessing and datasets' map send tokenizers this way
+        return Tokenizer.from_str, (self.to_str(),)
 
     def __repr__(self) -> str:
         return f"Tokenizer(model={type(self._model).__name__}, vocab_size={self.get_vocab_size()})"
