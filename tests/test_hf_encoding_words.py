@@ -190,6 +190,13 @@ def test_merge(deepseek):
         view(tokenizers.Encoding.merge([ref.encode(t) for t in texts]))
     with pytest.raises(TypeError):
         Encoding.merge([ours.encode("a"), "b"])
+    # Encoding() is empty, as tokenizers.Encoding()
+    a, b = Encoding(), tokenizers.Encoding()
+    assert view(a) == view(b) and view(Encoding.merge([a, ours.encode("x")])) == \
+        view(tokenizers.Encoding.merge([b, ref.encode("x")]))
+    a.pad(3, pad_token="<p>")
+    b.pad(3, pad_token="<p>")
+    assert view(a) == view(b)
 
 
 def test_bad_arguments(deepseek):

@@ -68,13 +68,15 @@ class Encoding:
     __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_words", "_attention",
                  "_ranges", "_overflowing", "_lazy", "_pad")
 
-    def __init__(self, ids, tokens, offsets, special_tokens_mask, type_ids, attention_mask=None, overflowing=(),
-                 words=None, ranges=None):
-        self._ids = ids
-        self._tokens = tokens
-        self._offsets = offsets
-        self._special_tokens_mask = special_tokens_mask
-        self._type_ids = type_ids
+    def __init__(self, ids=(), tokens=(), offsets=(), special_tokens_mask=(), type_ids=(), attention_mask=None,
+                 overflowing=(), words=None, ranges=None):
+        # Encoding() is an empty encoding, as tokenizers'
+        self._ids = list(ids) if type(ids) is tuple else ids
+        self._tokens = list(tokens) if type(tokens) is tuple else tokens
+        self._offsets = list(offsets) if type(offsets) is tuple else offsets
+        self._special_tokens_mask = list(special_tokens_mask) if type(special_tokens_mask) is tuple \
+            else special_tokens_mask
+        self._type_ids = list(type_ids) if type(type_ids) is tuple else type_ids
         self._words = [None] * len(ids) if words is None else words
         self._attention = attention_mask  # None: all ones (nothing padded)
         self._ranges = {} if ranges is None else ranges
