@@ -84,8 +84,9 @@ WHITESPACE = [" ", "\n", "\r", "\t", "\r\n", "\u00a0", "\u3000", "  ", "\n\n", "
 AROUND = (8, 16, 32, 64, 4096)
 LONG = (65_537, 150_000)
 HF_CHECKS = {  # label: (scantok's expression, tokenizers'), on the text x
-    "encode ids/offsets/tokens": ("(lambda e: (e.ids, e.offsets, e.tokens))(ours.encode(x))",
-                                  "(lambda e: (e.ids, e.offsets, e.tokens))(ref.encode(x))"),
+    "encode ids/offsets/tokens/words": (
+        "(lambda e: (e.ids, e.offsets, e.tokens, e.word_ids, e.sequence_ids))(ours.encode(x))",
+        "(lambda e: (e.ids, e.offsets, e.tokens, e.word_ids, e.sequence_ids))(ref.encode(x))"),
     "encode(add_special_tokens=False).ids": ("ours.encode(x, add_special_tokens=False).ids",
                                              "ref.encode(x, add_special_tokens=False).ids"),
 }
@@ -274,7 +275,7 @@ class Campaign:
         add = rng.random() < 0.7
         # every field of tokenizers' encode_batch_fast Encodings (offsets (0, 0), tokens of the
         # text "", the post-processor's tokens kept)
-        fields = "(e.ids, e.tokens, e.offsets, e.special_tokens_mask, e.type_ids, e.attention_mask)"
+        fields = "(e.ids, e.tokens, e.offsets, e.special_tokens_mask, e.type_ids, e.attention_mask, e.word_ids)"
         ref_src = f"[{fields} for e in ref.encode_batch_fast(x, add_special_tokens={add})]"
         want = outcome(self.fn(ref_src), *self.hf[name], texts)
         for nt in (1, 2):
