@@ -188,8 +188,12 @@ def test_merge(deepseek):
         assert view(got) == view(want)
     assert view(Encoding.merge([ours.encode(t) for t in texts])) == \
         view(tokenizers.Encoding.merge([ref.encode(t) for t in texts]))
-    with pytest.raises(TypeError):
-        Encoding.merge([ours.encode("a"), "b"])
+    for bad in (lambda m: m.merge([ours.encode("a"), "b"]), lambda m: m.merge(e for e in []),
+                lambda m: m.merge([], 1), lambda m: m.merge([], None), lambda m: m([1, 2])):
+        with pytest.raises(TypeError):
+            bad(Encoding)
+        with pytest.raises(TypeError):
+            bad(tokenizers.Encoding)
     # Encoding() is empty, as tokenizers.Encoding()
     a, b = Encoding(), tokenizers.Encoding()
     assert view(a) == view(b) and view(Encoding.merge([a, ours.encode("x")])) == \
@@ -212,6 +216,12 @@ def test_bad_arguments(deepseek):
         a.token_to_word("1")
     with pytest.raises(ValueError, match="direction"):
         a.pad(10, direction="up")
+    for call in (lambda e: e.pad(10, direction=1), lambda e: e.truncate(1, direction=1),
+                 lambda e: e.pad(10, pad_token=3)):
+        with pytest.raises(TypeError):
+            call(a)
+        with pytest.raises(TypeError):
+            call(b)
     with pytest.raises(ValueError, match="direction"):
         a.truncate(1, direction="up")
     with pytest.raises(HFError, match="stride"):  # tokenizers panics here
@@ -224,7 +234,7 @@ def test_bad_arguments(deepseek):
 def test_words_is_deprecated(deepseek):
     ours, _ = deepseek
     e = ours.encode("Hello world")
-    with pytest.warns(DeprecationWarning, match="word_ids"):
+    with pytest.warns(DeprecationWarning, match="^Deprecated in 0.9.4: Encoding.words is deprecated"):
         assert e.words == e.word_ids == [0, 1]
 
 

@@ -3,6 +3,7 @@ from_buffer, and scantok.AddedToken, against HuggingFace `tokenizers` 0.23.3 (th
 oracle)."""
 from __future__ import annotations
 
+import json
 import pickle
 
 import pytest
@@ -83,10 +84,44 @@ def test_added_token():
     assert a == scantok.AddedToken("x") and hash(a) == hash(scantok.AddedToken("x"))
     assert a != scantok.AddedToken("x", special=True) and a != "x"
     assert pickle.loads(pickle.dumps(scantok.AddedToken("y", lstrip=True))) == scantok.AddedToken("y", lstrip=True)
-    with pytest.raises(TypeError):
-        scantok.AddedToken(3)
-    with pytest.raises(TypeError):
-        scantok.AddedToken("x", lstrip=1)
+    assert repr(scantok.AddedToken(None)) == repr(tokenizers.AddedToken(None)) == repr(scantok.AddedToken())
+    assert not (a < scantok.AddedToken("y")) and not (a >= a)
+    import numpy as np
+
+    assert scantok.AddedToken("x", lstrip=np.bool_(True)).lstrip is True
+    for bad in (lambda m: m.AddedToken(3), lambda m: m.AddedToken("x", lstrip=1), lambda m: m.AddedToken("x", True)):
+        for mod in (scantok, tokenizers):
+            with pytest.raises(TypeError):
+                bad(mod)
+    with pytest.warns(UserWarning, match="Ignored unknown kwarg option foo"):
+        scantok.AddedToken("x", foo=1)
+    # content and special can be set, the other options not (as tokenizers')
+    for mod in (scantok, tokenizers):
+        t = mod.AddedToken("x")
+        t.content, t.special = "y", True
+        assert repr(t).startswith('AddedToken("y"') and not t.normalized
+        with pytest.raises(AttributeError):
+            t.lstrip = True
+
+
+def test_added_token_pickled_keeps_normalized():
+    """Pickled (or copied), an AddedToken keeps normalized as it read then, as tokenizers':
+    add_special_tokens afterwards does not change it."""
+    import copy
+
+    hf = HFTokenizer(tokenizers.models.WordLevel({"[UNK]": 0, "abc": 1}, unk_token="[UNK]"))
+    hf.normalizer = normalizers.Lowercase()
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    for how in (lambda t: pickle.loads(pickle.dumps(t)), copy.copy, copy.deepcopy):
+        ours, ref = scantok.Tokenizer.from_str(hf.to_str()), HFTokenizer.from_str(hf.to_str())
+        mine, theirs = how(scantok.AddedToken("ABC")), how(tokenizers.AddedToken("ABC"))
+        assert repr(mine) == repr(theirs)
+        ours.add_special_tokens([mine])
+        ref.add_special_tokens([theirs])
+        assert view(ours.encode("abc ABC")) == view(ref.encode("abc ABC"))
+        assert ours.to_str() == ref.to_str() or \
+            [t["normalized"] for t in json.loads(ours.to_str())["added_tokens"]] == \
+            [t["normalized"] for t in json.loads(ref.to_str())["added_tokens"]]
 
 
 def test_add_special_tokens_with_added_token(deepseek_file):
@@ -191,3 +226,37 @@ def test_async_methods(deepseek_file):
         ours.async_encode("no loop running")
     with pytest.raises(RuntimeError):
         ref.async_encode("no loop running")
+
+    async def read_at_the_call(tok):
+        """The inputs and the tokenizer as they are at the call: changes made before the
+        future runs do not reach it; bad arguments raise at the call."""
+        errors = []
+        for bad in (lambda: tok.async_encode(5), lambda: tok.async_encode_batch([5]),
+                    lambda: tok.async_encode_batch("text"), lambda: tok.async_decode_batch([[-1]])):
+            try:
+                bad()
+            except (TypeError, OverflowError) as e:
+                errors.append(type(e).__name__)
+        batch = ["Hello there world", ("a pair", "of texts")]
+        fut = tok.async_encode_batch(batch)
+        one = tok.async_encode("Hello there world")
+        batch.append("more")
+        tok.enable_truncation(2)
+        tok.encode_special_tokens = not tok.encode_special_tokens
+        got = [view(e) for e in await fut], view(await one)
+        tok.no_truncation()
+        return errors, got
+
+    ours, ref = scantok.Tokenizer.from_str(deepseek_file), HFTokenizer.from_str(deepseek_file)
+    assert asyncio.run(read_at_the_call(ours)) == asyncio.run(read_at_the_call(ref))
+
+
+def test_split_on_the_empty_string_is_refused():
+    """tokenizers cuts the text into characters for a Split on "" whatever the behavior (the
+    empty match at every position); scantok refuses it at load, as a regex that matches the
+    empty string (it had ignored the split)."""
+    hf = HFTokenizer(tokenizers.models.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    hf.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    assert hf.encode("abab").ids == [0, 1, 0, 1]
+    with pytest.raises(scantok.UnsupportedComponentError, match="empty string"):
+        scantok.Tokenizer.from_str(hf.to_str())

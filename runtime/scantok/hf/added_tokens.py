@@ -9,6 +9,7 @@ tokenizers' Aho-Corasick automaton; ``single_word`` discards a match inside a wo
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import HFError, UnsupportedComponentError
@@ -43,41 +44,76 @@ _TRAILING_WS = re.compile(f"[{_RUST_WS}]*\\Z")
 _LEADING_WS = re.compile(f"[{_RUST_WS}]*")
 
 
+def _bool(v, name: str) -> bool:
+    """v as tokenizers' binding reads a bool (Python's, or numpy's)."""
+    if type(v) is bool or (type(v).__module__ == "numpy" and type(v).__name__ in ("bool", "bool_")):
+        return bool(v)
+    raise TypeError(f"'{type(v).__name__}' object is not an instance of 'bool' ({name})")
+
+
 class AddedToken:
     """A token to add to a :class:`~scantok.Tokenizer` (``add_tokens``,
     ``add_special_tokens``), as ``tokenizers.AddedToken``: ``single_word`` (match it only as
     a whole word), ``lstrip`` / ``rstrip`` (take the whitespace on that side with it),
     ``normalized`` (match it in the normalized text; default: True unless special) and
-    ``special`` (skipped by ``decode(skip_special_tokens=True)``).
+    ``special`` (skipped by ``decode(skip_special_tokens=True)``).  ``content`` and
+    ``special`` can be set afterwards, the others not (as there).
 
     >>> AddedToken("<tool>", special=True)
     AddedToken("<tool>", rstrip=False, lstrip=False, single_word=False, normalized=False, special=True)
     """
 
-    __slots__ = ("content", "single_word", "lstrip", "rstrip", "_normalized", "special")
+    __slots__ = ("_content", "_single_word", "_lstrip", "_rstrip", "_normalized", "_special")
 
-    def __init__(self, content: str = "", single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
-                 normalized: bool | None = None, special: bool = False):
-        if not isinstance(content, str):
-            raise TypeError(f"AddedToken: content must be str, not {type(content).__name__}")
-        for name, v in (("single_word", single_word), ("lstrip", lstrip), ("rstrip", rstrip), ("special", special)):
-            if not isinstance(v, bool):
-                raise TypeError(f"AddedToken: {name} must be a bool, not {type(v).__name__}")
-        if normalized is not None and not isinstance(normalized, bool):
-            raise TypeError(f"AddedToken: normalized must be a bool, not {type(normalized).__name__}")
-        self.content, self.single_word, self.lstrip, self.rstrip = content, single_word, lstrip, rstrip
-        self.special = special
-        self._normalized = normalized  # None: not said (add_special_tokens then makes it False)
+    def __init__(self, content: str | None = None, **kwargs):
+        self.content = "" if content is None else content
+        self._single_word = self._lstrip = self._rstrip = False
+        self._special = False
+        self._normalized = None  # None: not said (normalized is then not special)
+        for key, value in kwargs.items():
+            if key in ("single_word", "lstrip", "rstrip", "special"):
+                setattr(self, "_" + key, _bool(value, key))
+            elif key == "normalized":
+                self._normalized = _bool(value, key)
+            else:  # tokenizers prints this and goes on
+                warnings.warn(f"Ignored unknown kwarg option {key}", stacklevel=2)
+
+    content = property(lambda self: self._content)
+
+    @content.setter
+    def content(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"'{type(value).__name__}' object is not an instance of 'str'")
+        self._content = value
+
+    special = property(lambda self: self._special)
+
+    @special.setter
+    def special(self, value: bool) -> None:
+        self._special = _bool(value, "special")
+
+    single_word = property(lambda self: self._single_word)
+    lstrip = property(lambda self: self._lstrip)
+    rstrip = property(lambda self: self._rstrip)
 
     @property
     def normalized(self) -> bool:
-        return self._normalized if self._normalized is not None else not self.special
+        return self._normalized if self._normalized is not None else not self._special
 
     def _key(self) -> tuple:
         return self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special
 
     def __eq__(self, other) -> bool:
         return isinstance(other, AddedToken) and self._key() == other._key()
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    # tokenizers' AddedToken orders nothing: every comparison is False
+    def __lt__(self, other) -> bool:
+        return False
+
+    __le__ = __gt__ = __ge__ = __lt__
 
     def __hash__(self) -> int:
         return hash(self.content)
@@ -90,12 +126,14 @@ class AddedToken:
         return (f'AddedToken("{self.content}", rstrip={b(self.rstrip)}, lstrip={b(self.lstrip)}, '
                 f"single_word={b(self.single_word)}, normalized={b(self.normalized)}, special={b(self.special)})")
 
+    # pickled (and copied) with normalized as it reads now, as tokenizers': fixed from then on
     def __getstate__(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__}
+        return {k: getattr(self, k) for k in ("content", "single_word", "lstrip", "rstrip", "normalized", "special")}
 
     def __setstate__(self, state: dict) -> None:
-        for k, v in state.items():
-            setattr(self, k, v)
+        self._content = state["content"]
+        self._single_word, self._lstrip, self._rstrip = state["single_word"], state["lstrip"], state["rstrip"]
+        self._normalized, self._special = state["normalized"], state["special"]
 
 
 class AddedEntry:

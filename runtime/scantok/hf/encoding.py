@@ -33,6 +33,12 @@ def _usize(v, name: str) -> int:
     return i
 
 
+def _str(v) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"'{type(v).__name__}' object is not an instance of 'str'")
+    return v
+
+
 def _u32(v, name: str) -> int:
     i = _usize(v, name)
     if i >= 1 << 32:
@@ -68,27 +74,29 @@ class Encoding:
     __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_words", "_attention",
                  "_ranges", "_overflowing", "_lazy", "_pad")
 
-    def __init__(self, ids=(), tokens=(), offsets=(), special_tokens_mask=(), type_ids=(), attention_mask=None,
-                 overflowing=(), words=None, ranges=None):
-        # Encoding() is an empty encoding, as tokenizers'
-        self._ids = list(ids) if type(ids) is tuple else ids
-        self._tokens = list(tokens) if type(tokens) is tuple else tokens
-        self._offsets = list(offsets) if type(offsets) is tuple else offsets
-        self._special_tokens_mask = list(special_tokens_mask) if type(special_tokens_mask) is tuple \
-            else special_tokens_mask
-        self._type_ids = list(type_ids) if type(type_ids) is tuple else type_ids
-        self._words = [None] * len(ids) if words is None else words
-        self._attention = attention_mask  # None: all ones (nothing padded)
-        self._ranges = {} if ranges is None else ranges
-        self._overflowing = tuple(overflowing)
+    def __init__(self):
+        """An empty encoding, as ``tokenizers.Encoding()`` (the tokenizer makes the others)."""
+        self._set(record([], [], [], []))
+
+    def _set(self, rec: dict) -> None:
+        self._ids = rec["ids"]
+        self._tokens = rec["tokens"]
+        self._offsets = rec["offsets"]
+        self._special_tokens_mask = rec["special"]
+        self._type_ids = rec["type_ids"]
+        self._words = rec["words"]
+        self._attention = rec.get("attention")  # None: all ones (nothing padded)
+        self._ranges = rec["ranges"]
+        self._overflowing = tuple(Encoding._of(o) for o in rec.get("overflowing") or ())
         self._lazy = None
         self._pad = None
 
     @classmethod
     def _of(cls, rec: dict) -> "Encoding":
         """The Encoding of a record (its overflowing parts too)."""
-        return cls(rec["ids"], rec["tokens"], rec["offsets"], rec["special"], rec["type_ids"], rec.get("attention"),
-                   [cls._of(o) for o in rec.get("overflowing") or ()], rec["words"], rec["ranges"])
+        e = cls.__new__(cls)
+        e._set(rec)
+        return e
 
     @classmethod
     def _from_arrays(cls, arrays, n: int, wrap, table) -> "Encoding":
@@ -262,8 +270,8 @@ class Encoding:
     @property
     def words(self) -> list[int | None]:
         """Deprecated alias of :attr:`word_ids` (as in tokenizers)."""
-        warnings.warn("Encoding.words is deprecated, please use Encoding.word_ids instead.", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn("Deprecated in 0.9.4: Encoding.words is deprecated, please use Encoding.word_ids instead.",
+                      DeprecationWarning, stacklevel=2)
         return self.word_ids
 
     def _sequence_ranges(self) -> dict:
@@ -377,6 +385,7 @@ class Encoding:
         direction, pad_id, pad_type_id, pad_token = "right", 0, 0, "[PAD]"
         for key, value in kwargs.items():
             if key == "direction":
+                _str(value)
                 if value not in ("left", "right"):
                     raise ValueError(f"Unknown `direction`: `{value}`. Use one of `left` or `right`")
                 direction = value
@@ -384,9 +393,7 @@ class Encoding:
                 v = _u32(value, key)
                 pad_id, pad_type_id = (v, pad_type_id) if key == "pad_id" else (pad_id, v)
             elif key == "pad_token":
-                if not isinstance(value, str):
-                    raise TypeError(f"pad_token must be str, not {type(value).__name__}")
-                pad_token = value
+                pad_token = _str(value)
             else:  # tokenizers prints this and goes on
                 warnings.warn(f"Ignored unknown kwarg option {key}", stacklevel=2)
         rec = self._record()
@@ -398,7 +405,7 @@ class Encoding:
         (windows overlapping by ``stride``; those it had are dropped) and the sequences are
         forgotten, as tokenizers' ``truncate``."""
         max_length, stride = _usize(max_length, "max_length"), _usize(stride, "stride")
-        if direction not in ("left", "right"):
+        if _str(direction) not in ("left", "right"):
             raise ValueError(f"Invalid truncation direction value : {direction}")
         rec = self._record()
         truncate(rec, max_length, stride, direction)
@@ -408,12 +415,16 @@ class Encoding:
     def merge(encodings, growing_offsets: bool = True) -> "Encoding":
         """The encodings one after the other; with ``growing_offsets`` each one's offsets start
         where the one before ends."""
+        if not isinstance(encodings, (list, tuple)):
+            raise TypeError(f"Encoding.merge() expects a list of Encodings, got {type(encodings).__name__}")
+        if type(growing_offsets) is not bool:
+            raise TypeError(f"'{type(growing_offsets).__name__}' object is not an instance of 'bool'")
         recs = []
         for e in encodings:
             if not isinstance(e, Encoding):
                 raise TypeError(f"Encoding.merge() expects Encodings, got {type(e).__name__}")
             recs.append(e._record())
-        return Encoding._of(merge(recs, bool(growing_offsets)))
+        return Encoding._of(merge(recs, growing_offsets))
 
     def _record(self) -> dict:
         """A new record of this encoding (its overflowing parts too)."""
@@ -424,9 +435,7 @@ class Encoding:
         return rec
 
     def _assign(self, rec: dict) -> None:
-        new = Encoding._of(rec)
-        for name in Encoding.__slots__:
-            setattr(self, name, getattr(new, name))
+        self._set(rec)
 
     def _materialize(self) -> None:
         if self._lazy is not None:

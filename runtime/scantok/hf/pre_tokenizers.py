@@ -120,6 +120,11 @@ def _pretok_steps(spec: Any, where: str = "pre_tokenizer") -> list[list[_Step]]:
             raise WordLevelError(f"{where}: invert must be a boolean")
         if isinstance(pat, Mapping) and isinstance(pat.get("String"), str):
             lit = pat["String"]
+            if not lit:
+                # tokenizers then cuts the text into single characters, whatever the behavior
+                # (the empty match at every position): refused, as a regex that matches the
+                # empty string is
+                raise UnsupportedComponentError(f"{where}: Split on the empty string (not supported)")
             m = _Matcher(None, re.escape(lit), literal=lit)
         elif isinstance(pat, Mapping) and isinstance(pat.get("Regex"), str):
             m = _regex_matcher(pat["Regex"])

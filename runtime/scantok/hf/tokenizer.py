@@ -14,6 +14,7 @@ Fast path: a pre-tokenizer made of splits that run on compiled scanners followed
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -154,6 +155,21 @@ def _wrap_around(r: dict, a: int, b: int, spans: list) -> tuple | None:
             return None
     entries = [(r["ids"][j], r["tokens"][j], r["type_ids"][j]) for j in range(len(r["ids"]))]
     return entries[:k], entries[k + 2:], r["type_ids"][k], tuple(ranges)
+
+
+_ASYNC_POOL = None
+_ASYNC_LOCK = threading.Lock()
+
+
+def _async_pool():
+    """The threads the async_* methods run on (made at first use; as many as usable cores)."""
+    global _ASYNC_POOL
+    with _ASYNC_LOCK:
+        if _ASYNC_POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _ASYNC_POOL = ThreadPoolExecutor(max_workers=max(2, usable_cpus()), thread_name_prefix="scantok-async")
+    return _ASYNC_POOL
 
 
 def _all_str(items: list) -> bool:
@@ -1200,30 +1216,57 @@ class Tokenizer:
         skip_special_tokens = _flag(skip_special_tokens, "skip_special_tokens", "decode_batch()")
         return [self.decode(s, skip_special_tokens) for s in sequences]
 
-    # -- asyncio: the calls above on the event loop's default executor (the C paths release
-    # the GIL), as tokenizers' async_* methods; called outside a running loop they raise
-    # RuntimeError, as there --
-    def _in_executor(self, fn, *args):
+    # -- asyncio, as tokenizers' async_* methods: the arguments are read and checked at the
+    # call, the work runs on scantok's own threads (not the event loop's default executor,
+    # which the application may keep busy) with the tokenizer as it is at the call (later
+    # settings, added tokens or changes to the inputs do not reach it); called outside a
+    # running event loop they raise RuntimeError --
+    def _snapshot(self) -> "Tokenizer":
+        """A tokenizer that encodes as this one does now, sharing its tables (a setting changed
+        on this one later, or add_tokens, which swaps in new state, does not reach it)."""
+        snap = object.__new__(Tokenizer)
+        state = dict(self.__dict__)
+        state["_added"] = copy.copy(self._added)  # its encode_special flag is set in place
+        snap.__dict__ = state
+        return snap
+
+    def _submit(self, fn, *args):
         import asyncio
 
-        return asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args))
+        loop = asyncio.get_running_loop()
+        return asyncio.wrap_future(_async_pool().submit(fn, *args), loop=loop)
 
     def async_encode(self, sequence, pair=None, is_pretokenized: bool = False, add_special_tokens: bool = True):
         """:meth:`encode`, awaitable (an asyncio future)."""
-        return self._in_executor(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
+        pre = _flag(is_pretokenized, "is_pretokenized", "async_encode()")
+        add = _flag(add_special_tokens, "add_special_tokens", "async_encode()")
+        seq = _input_sequence(sequence, pre)
+        other = None if pair is None else _input_sequence(pair, pre)
+        return self._submit(self._snapshot().encode, seq, other, pre, add)
+
+    def _async_batch(self, method: str, input, is_pretokenized, add_special_tokens):
+        where = f"async_{method}()"
+        pre = _flag(is_pretokenized, "is_pretokenized", where)
+        add = _flag(add_special_tokens, "add_special_tokens", where)
+        items = [x[0] if len(x) == 1 else x for x in (_encode_input(i, pre) for i in self._batch_items(input, where))]
+        return self._submit(getattr(self._snapshot(), method), items, pre, add)
 
     def async_encode_batch(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True):
         """:meth:`encode_batch`, awaitable (an asyncio future)."""
-        return self._in_executor(self.encode_batch, input, is_pretokenized, add_special_tokens)
+        return self._async_batch("encode_batch", input, is_pretokenized, add_special_tokens)
 
     def async_encode_batch_fast(self, input: Sequence, is_pretokenized: bool = False,
                                 add_special_tokens: bool = True):
         """:meth:`encode_batch_fast`, awaitable (an asyncio future)."""
-        return self._in_executor(self.encode_batch_fast, input, is_pretokenized, add_special_tokens)
+        return self._async_batch("encode_batch_fast", input, is_pretokenized, add_special_tokens)
 
     def async_decode_batch(self, sequences: Sequence[Iterable[int]], skip_special_tokens: bool = True):
         """:meth:`decode_batch`, awaitable (an asyncio future)."""
-        return self._in_executor(self.decode_batch, sequences, skip_special_tokens)
+        skip = _flag(skip_special_tokens, "skip_special_tokens", "async_decode_batch()")
+        if isinstance(sequences, str):
+            raise TypeError("async_decode_batch() expects a sequence of id sequences")
+        seqs = [[_checked_id(i, "async_decode_batch()") for i in s] for s in sequences]
+        return self._submit(self._snapshot().decode_batch, seqs, skip)
 
     def __reduce__(self):
         # pickled as its file, as tokenizers pickles it (encode_special_tokens is not kept there
