@@ -570,27 +570,28 @@ fail:
     return NULL;
 }
 
-/* hf_encode_offsets(fn, model, cache, stages, text) -> bytes or int: scantok.Tokenizer.encode
-   of one text in one call: the r ids, then their r start and r end offsets (code points), then
-   their r words (the pre-tokenizer's piece each comes from), as 4 * r native uint32 in one
-   bytes object; or the encoder's negative code HFB_SLOW (-2).  fn is the address of
-   hfb_encode_words, the other arguments as for hf_encode_batch; the encoding runs with the GIL
-   released. */
+/* hf_encode_offsets(fn, model, cache, stages, text, words=0) -> bytes or int:
+   scantok.Tokenizer.encode of one text in one call: the r ids, then their r start and r end
+   offsets (code points), and with words their r words (the pre-tokenizer's piece each comes
+   from), as 3 * r (4 * r) native uint32 in one bytes object; or the encoder's negative code
+   HFB_SLOW (-2).  fn is the address of hfb_encode, or of hfb_encode_words with words; the
+   other arguments as for hf_encode_batch; the encoding runs with the GIL released. */
 static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL;
+    int words = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOU", &fn_o, &m_o, &c_o, &ss_o, &t)) return NULL;
-    hf_encode_fn fn0;
+    if (!PyArg_ParseTuple(args, "OOOOU|p", &fn_o, &m_o, &c_o, &ss_o, &t, &words)) return NULL;
+    hf_encode_fn fn;
     void *m, *c, *ss;
-    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn0, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
-    hf_encode_words_fn fn = (hf_encode_words_fn)(void *)fn0;
+    if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
+    const int na = words ? 4 : 3;
     Py_ssize_t n = 0;
     const char *data = text_utf8(t, &n, &tmp);
     if (!data) {
         Py_XDECREF(tmp);
         return NULL;
     }
-    uint32_t *buf = PyMem_Malloc(4 * (size_t)(n ? n : 1) * sizeof *buf);
+    uint32_t *buf = PyMem_Malloc((size_t)na * (size_t)(n ? n : 1) * sizeof *buf);
     if (!buf) {
         Py_XDECREF(tmp);
         return PyErr_NoMemory();
@@ -598,14 +599,18 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     int64_t r = 0;
     if (n) {
         Py_BEGIN_ALLOW_THREADS
-        r = fn(m, c, ss, (const uint8_t *)data, (size_t)n, buf, buf + n, buf + 2 * n, buf + 3 * n);
+        if (words)
+            r = ((hf_encode_words_fn)(void *)fn)(m, c, ss, (const uint8_t *)data, (size_t)n, buf, buf + n,
+                                                 buf + 2 * n, buf + 3 * n);
+        else
+            r = fn(m, c, ss, (const uint8_t *)data, (size_t)n, buf, buf + n, buf + 2 * n);
         Py_END_ALLOW_THREADS
     }
     if (r == -1) PyErr_NoMemory();
     else if (r < 0) res = PyLong_FromLongLong(r);
-    else if ((res = PyBytes_FromStringAndSize(NULL, 4 * (Py_ssize_t)r * 4)) != NULL) {
+    else if ((res = PyBytes_FromStringAndSize(NULL, na * (Py_ssize_t)r * 4)) != NULL) {
         char *o = PyBytes_AsString(res);
-        for (int k = 0; k < 4; k++) memcpy(o + 4 * k * r, buf + k * n, (size_t)r * 4);
+        for (int k = 0; k < na; k++) memcpy(o + 4 * k * r, buf + k * n, (size_t)r * 4);
     }
     PyMem_Free(buf);
     Py_XDECREF(tmp);
@@ -779,8 +784,8 @@ static PyMethodDef methods[] = {
      "hf_encode_batch(fn, model, cache, stages, texts, screen) -> list: "
      "scantok.Tokenizer's encode_batch_fast in one call (see pylist.c)."},
     {"hf_encode_offsets", hf_encode_offsets, METH_VARARGS,
-     "hf_encode_offsets(fn, model, cache, stages, text) -> bytes | int: scantok.Tokenizer's "
-     "encode of one text in one call (ids, starts, ends as uint32; see pylist.c)."},
+     "hf_encode_offsets(fn, model, cache, stages, text, words=False) -> bytes | int: scantok.Tokenizer's "
+     "encode of one text in one call (ids, starts, ends and with words the words, as uint32; see pylist.c)."},
     {NULL, NULL, 0, NULL},
 };
 

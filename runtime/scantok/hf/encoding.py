@@ -68,9 +68,9 @@ class Encoding:
     token of the text (the post-processor's special tokens keep theirs)."""
 
     # a lazy encoding (_lazy set: the C arrays, n, the post-processor's tokens and sequence
-    # ranges around them, the token table) has _lazy, _pad and _overflowing only (each slot set
-    # costs ~15 ns, a batch of short texts makes thousands); a materialized one has the lists,
-    # _attention, _ranges and _overflowing
+    # ranges around them, the token table, where its word ids come from) has _lazy, _pad and
+    # _overflowing only (each slot set costs ~15 ns, a batch of short texts makes thousands); a
+    # materialized one has the lists, _attention, _ranges and _overflowing
     __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_words", "_attention",
                  "_ranges", "_overflowing", "_lazy", "_pad")
 
@@ -99,13 +99,14 @@ class Encoding:
         return e
 
     @classmethod
-    def _from_arrays(cls, arrays, n: int, wrap, table) -> "Encoding":
-        """The model tokens' ids, starts, ends and words (arrays: the bytes hf_encode_offsets
-        returns, 4n uint32 in that order, read in place by scantok._pylist as (arrays, index)),
-        the post-processor's wrap (prefix, suffix, sequence type id, sequence ranges) and the
-        id -> token table."""
+    def _from_arrays(cls, arrays, n: int, wrap, table, text: str) -> "Encoding":
+        """The model tokens' ids, starts and ends (arrays: the bytes hf_encode_offsets returns,
+        3n uint32 in that order, read in place by scantok._pylist as (arrays, index)), the
+        post-processor's wrap (prefix, suffix, sequence type id, sequence ranges, words_of),
+        the id -> token table and the text: the word ids are words_of(text), made when asked
+        for (a truncated part's: a slice of them from its first token, the 6th item)."""
         e = cls.__new__(cls)
-        e._lazy = (arrays, n, wrap, table)
+        e._lazy = (arrays, n, wrap, table, text, 0)
         e._overflowing = ()
         e._pad = None
         return e
@@ -116,7 +117,7 @@ class Encoding:
         place, or a list) inside the post-processor's wrap (no word ids: tokenizers tracks none
         without offsets)."""
         e = cls.__new__(cls)
-        e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None)
+        e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None, None, 0)
         e._overflowing = ()
         e._pad = None
         return e
@@ -126,8 +127,8 @@ class Encoding:
         the others its overflowing parts, inside over_wrap (the post-processor's tokens around
         an overflowing part, which may differ from the sequence's: a template gives the
         sequence its type id, not the overflowing parts)."""
-        arrays, n, wrap, table = self._lazy
-        w = 1 if table is None else 4  # encode_batch_fast's: ids only; encode's: ids, starts, ends, words
+        arrays, n, wrap, table, text, start = self._lazy
+        w = 1 if table is None else 3  # encode_batch_fast's: ids only; encode's: ids, starts, ends
 
         def part(a: int, b: int, wrap=over_wrap) -> "Encoding":
             if type(arrays) is bytes:
@@ -135,7 +136,7 @@ class Encoding:
             else:
                 sub = arrays[a:b]
             e = Encoding.__new__(Encoding)
-            e._lazy = (sub, b - a, wrap, table)
+            e._lazy = (sub, b - a, wrap, table, text, start + a)
             e._overflowing = ()
             e._pad = None
             return e
@@ -179,7 +180,7 @@ class Encoding:
         return [fill] * pad[1] + lst if pad[0] else lst + [fill] * pad[1]
 
     def _parts(self):
-        arrays, n, wrap, table = self._lazy
+        arrays, n, wrap, table = self._lazy[:4]
         return arrays, n, wrap[0], wrap[1], wrap[2], table
 
     @property
@@ -260,9 +261,9 @@ class Encoding:
         """
         if self._lazy is None:
             return list(self._words)
-        arrays, n, wrap, table = self._lazy
-        # encode_batch_fast's (no table) have none
-        lst = [None] * n if table is None else _pylist().ids_to_list((arrays, 3 * n), n)
+        _, n, wrap, _, text, first = self._lazy
+        # encode_batch_fast's have none (no text, no words_of)
+        lst = [None] * n if text is None or wrap[4] is None else wrap[4](text)[first:first + n]
         pre, post = wrap[0], wrap[1]
         lst = [None] * len(pre) + lst + [None] * len(post) if (pre or post) else lst
         return self._padding(lst, None)

@@ -631,8 +631,21 @@ class Tokenizer:
             wrap = _wrap_around(r, -3 if overflowing else -1, -4 if overflowing else -2, spans)
             if wrap is None:
                 return None
-            out.append(wrap)
+            out.append(wrap + (None if fast else self._words_of(),))
         return tuple(out)
+
+    def _words_of(self):
+        """words_of(text): the word of each token of text as encode()'s C path makes them (its
+        piece index), for a lazy Encoding's word_ids (encode() does not track them: that cost
+        it 6 % of its instructions).  A closure over the C handles, not the tokenizer."""
+        fn, (_, model, stages, _), cache_address = self._offsets_fn, self._batch_c, self._model.cache_address
+
+        def words_of(text: str) -> list[int]:
+            r = _hf_encode_offsets(fn, model, cache_address(), stages, text, True)
+            n = len(r) // 16
+            return _pylist().ids_to_list((r, 3 * n), n)
+
+        return words_of
 
     def _token_table(self) -> list:
         """id -> model token (None where the model has none), for Encoding.tokens."""
@@ -759,7 +772,7 @@ class Tokenizer:
             if _hf_encode_offsets is None:
                 _hf_encode_offsets = _pylist().hf_encode_offsets
             _, model, stages, _ = self._batch_c
-            r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, text)
+            r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, text, True)
             if type(r) is not int:  # else HFB_SLOW: the general path below
                 n, pyl = len(r) // 16, _pylist()
                 return record(pyl.ids_to_list((r, 0), n), pyl.tokens_to_list((r, 0), n, self._token_table()),
@@ -965,11 +978,11 @@ class Tokenizer:
         global _hf_encode_offsets
         if _hf_encode_offsets is None:
             _hf_encode_offsets = _pylist().hf_encode_offsets
-        _, model, stages, _ = self._batch_c
-        r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, text)
+        fn, model, stages, _ = self._batch_c
+        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
         if type(r) is int:  # HFB_SLOW
             return None
-        return Encoding._from_arrays(r, len(r) // 16, self._lazy[add_special_tokens], self._token_table)
+        return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
 
     @staticmethod
     def _threads(num_threads: int | None) -> int:
