@@ -87,6 +87,17 @@ def assert_fast_same(ours, hf, texts, *, num_threads=1, adds=(True, False)):
             assert len(a) == len(b), text
 
 
+def assert_every_path(ours, hf, texts):
+    """encode_batch_fast's ids (with and without special tokens), its Encodings field by field,
+    and encode of each text: the same as tokenizers'."""
+    for add in (True, False):
+        assert fast_ids(ours, texts, add_special_tokens=add) == \
+            [e.ids for e in hf.encode_batch_fast(texts, add_special_tokens=add)]
+    assert_fast_same(ours, hf, texts)
+    for text in texts:
+        assert_same(ours, hf, text)
+
+
 def pair(hf: HFTokenizer):
     return scantok.Tokenizer.from_str(hf.to_str()), hf
 
@@ -1277,14 +1288,7 @@ def test_metaspace_first_after_a_normalizer_removes_the_start(train_text, norm):
     alignments); the ids-only paths (encode_batch_fast) did not."""
     tok = _bpe_trained(train_text[:30], pre_tokenizers.Metaspace(prepend_scheme="first"), normalizer=norm,
                        vocab_size=500)
-    ours, hf = pair(tok)
-    texts = ["\\u", "\u0301x", "  hello world", ",hello", "hello", "", " "]
-    for add in (True, False):
-        assert fast_ids(ours, texts, add_special_tokens=add) == \
-            [e.ids for e in hf.encode_batch_fast(texts, add_special_tokens=add)]
-    assert_fast_same(ours, hf, texts)
-    for text in texts:
-        assert_same(ours, hf, text)
+    assert_every_path(*pair(tok), ["\\u", "\u0301x", "  hello world", ",hello", "hello", "", " "])
 
 
 @pytest.mark.parametrize("norm", [normalizers.Prepend("\u2581\u2581"), normalizers.NFKC(), normalizers.NFC(),
@@ -1300,14 +1304,8 @@ def test_metaspace_first_after_a_normalizer_expands_the_start(train_text, norm):
     pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"[\p{Lu}i\p{M}]"), "isolated"),
                                    pre_tokenizers.Metaspace(prepend_scheme="first")])
     tok = _bpe_trained(train_text[:30], pre, normalizer=norm, vocab_size=500)
-    ours, hf = pair(tok)
-    texts = ["F", "Fx", "F G", "\ufb01x", "\u0130x", "\u0344a", "e\u0301x", "\u00e9x", "x\u00e9", " F", "", "hello"]
-    for add in (True, False):
-        assert fast_ids(ours, texts, add_special_tokens=add) == \
-            [e.ids for e in hf.encode_batch_fast(texts, add_special_tokens=add)]
-    assert_fast_same(ours, hf, texts)
-    for text in texts:
-        assert_same(ours, hf, text)
+    assert_every_path(*pair(tok), ["F", "Fx", "F G", "\ufb01x", "\u0130x", "\u0344a", "e\u0301x", "\u00e9x",
+                                   "x\u00e9", " F", "", "hello"])
 
 
 @pytest.mark.parametrize("norm, pres, texts", [

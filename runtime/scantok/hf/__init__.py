@@ -5,7 +5,7 @@
 ``decoders``, ``encoding`` (``Encoding`` and what is done to it after the model),
 ``truncation``, ``padding``, ``tokenizer`` (``Tokenizer``), ``models`` (WordLevel),
 ``trainers`` (WordLevel training), ``unicode_tables`` (HF's character tables), ``native`` (the
-optional C paths), ``errors``.
+optional C paths), ``args`` (arguments read as tokenizers' binding reads them), ``errors``.
 """
 from .added_tokens import AddedToken
 from .encoding import Encoding

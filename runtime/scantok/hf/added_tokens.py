@@ -12,6 +12,7 @@ import re
 import warnings
 from typing import Any, Callable, Mapping, Sequence
 
+from .args import is_bool
 from .errors import HFError, UnsupportedComponentError
 
 _OPTIONS = ("single_word", "lstrip", "rstrip", "normalized", "special")
@@ -46,7 +47,7 @@ _LEADING_WS = re.compile(f"[{_RUST_WS}]*")
 
 def _bool(v, name: str) -> bool:
     """v as tokenizers' binding reads a bool (Python's, or numpy's)."""
-    if type(v) is bool or (type(v).__module__ == "numpy" and type(v).__name__ in ("bool", "bool_")):
+    if is_bool(v):
         return bool(v)
     raise TypeError(f"'{type(v).__name__}' object is not an instance of 'bool' ({name})")
 

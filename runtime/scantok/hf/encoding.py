@@ -10,40 +10,14 @@ padding: all ones); ``ranges`` (tokenizers' sequence_ranges: sequence id -> (sta
 its tokens, empty until a post-processor sets them) and ``overflowing`` (a list of records)."""
 from __future__ import annotations
 
-import operator
 import warnings
 
+from .args import string, u32, usize
 from .errors import HFError
 
 __all__ = ["Encoding"]
 
 _pyl = None
-
-
-def _usize(v, name: str) -> int:
-    """v as tokenizers' Python binding reads a usize argument."""
-    try:
-        i = operator.index(v)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, not {type(v).__name__}") from None
-    if i < 0:
-        raise OverflowError("can't convert negative int to unsigned")
-    if i >= 1 << 64:
-        raise OverflowError("int too big to convert")
-    return i
-
-
-def _str(v) -> str:
-    if not isinstance(v, str):
-        raise TypeError(f"'{type(v).__name__}' object is not an instance of 'str'")
-    return v
-
-
-def _u32(v, name: str) -> int:
-    i = _usize(v, name)
-    if i >= 1 << 32:
-        raise OverflowError("out of range integral type conversion attempted")
-    return i
 
 
 def _pylist():
@@ -69,8 +43,9 @@ class Encoding:
 
     # a lazy encoding (_lazy set: the C arrays, n, the post-processor's tokens and sequence
     # ranges around them, the token table, where its word ids come from) has _lazy, _pad and
-    # _overflowing only (each slot set costs ~15 ns, a batch of short texts makes thousands); a
-    # materialized one has the lists, _attention, _ranges and _overflowing
+    # _overflowing only (each slot set costs ~15 ns, a batch of short texts makes thousands),
+    # and _words once they are read; a materialized one has the lists, _attention, _ranges and
+    # _overflowing
     __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_words", "_attention",
                  "_ranges", "_overflowing", "_lazy", "_pad")
 
@@ -262,8 +237,16 @@ class Encoding:
         if self._lazy is None:
             return list(self._words)
         _, n, wrap, _, text, first = self._lazy
-        # encode_batch_fast's have none (no text, no words_of)
-        lst = [None] * n if text is None or wrap[4] is None else wrap[4](text)[first:first + n]
+        if text is None or wrap[4] is None:  # encode_batch_fast's: none
+            lst = [None] * n
+        else:
+            # the model tokens' words, made once (each is a C encode of the text): the mapping
+            # methods read them on every call
+            try:
+                words = self._words
+            except AttributeError:
+                words = self._words = wrap[4](text)[first:first + n]
+            lst = list(words)
         pre, post = wrap[0], wrap[1]
         lst = [None] * len(pre) + lst + [None] * len(post) if (pre or post) else lst
         return self._padding(lst, None)
@@ -301,16 +284,16 @@ class Encoding:
 
     def set_sequence_id(self, sequence_id: int) -> None:
         """Makes every token sequence ``sequence_id``'s (in place)."""
-        sid = _usize(sequence_id, "sequence_id")
+        sid = usize(sequence_id, "sequence_id")
         self._materialize()
         self._ranges = {**self._ranges, sid: (0, len(self._ids))}
 
     def _range(self, sequence_index: int) -> tuple[int, int]:
-        return self._sequence_ranges().get(_usize(sequence_index, "sequence_index"), (0, len(self)))
+        return self._sequence_ranges().get(usize(sequence_index, "sequence_index"), (0, len(self)))
 
     def token_to_sequence(self, token_index: int) -> int | None:
         """The sequence of the token at ``token_index``."""
-        token = _usize(token_index, "token_index")
+        token = usize(token_index, "token_index")
         if token > len(self):  # tokenizers' test (the length itself is in range there)
             return None
         ranges = self._sequence_ranges()
@@ -323,21 +306,21 @@ class Encoding:
 
     def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
         """The offsets of the token at ``token_index`` (in its sequence's text)."""
-        token = _usize(token_index, "token_index")
+        token = usize(token_index, "token_index")
         if self.token_to_sequence(token) is None or token >= len(self):
             return None
         return self.offsets[token]
 
     def token_to_word(self, token_index: int) -> int | None:
         """The word (in its sequence) of the token at ``token_index``."""
-        token = _usize(token_index, "token_index")
+        token = usize(token_index, "token_index")
         if self.token_to_sequence(token) is None or token >= len(self):
             return None
         return self.word_ids[token]
 
     def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
         """(start, stop) of the tokens of word ``word_index`` of sequence ``sequence_index``."""
-        word = _u32(word_index, "word_index")
+        word = u32(word_index, "word_index")
         a, b = self._range(sequence_index)
         words = self.word_ids
         if a > b or b > len(words):
@@ -362,7 +345,7 @@ class Encoding:
 
     def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
         """The token of sequence ``sequence_index`` whose offsets hold ``char_pos``."""
-        pos = _usize(char_pos, "char_pos")
+        pos = usize(char_pos, "char_pos")
         a, b = self._range(sequence_index)
         offsets = self.offsets
         if a > b or b > len(offsets):
@@ -382,19 +365,19 @@ class Encoding:
     def pad(self, length: int, **kwargs) -> None:
         """Pads to ``length`` tokens (in place; the overflowing parts too): keyword options
         ``direction`` ("right" or "left"), ``pad_id``, ``pad_type_id``, ``pad_token``."""
-        length = _usize(length, "length")
+        length = usize(length, "length")
         direction, pad_id, pad_type_id, pad_token = "right", 0, 0, "[PAD]"
         for key, value in kwargs.items():
             if key == "direction":
-                _str(value)
+                string(value, "direction")
                 if value not in ("left", "right"):
                     raise ValueError(f"Unknown `direction`: `{value}`. Use one of `left` or `right`")
                 direction = value
             elif key in ("pad_id", "pad_type_id"):
-                v = _u32(value, key)
+                v = u32(value, key)
                 pad_id, pad_type_id = (v, pad_type_id) if key == "pad_id" else (pad_id, v)
             elif key == "pad_token":
-                pad_token = _str(value)
+                pad_token = string(value, "pad_token")
             else:  # tokenizers prints this and goes on
                 warnings.warn(f"Ignored unknown kwarg option {key}", stacklevel=2)
         rec = self._record()
@@ -405,8 +388,8 @@ class Encoding:
         """Keeps ``max_length`` tokens (in place): the rest become the overflowing parts
         (windows overlapping by ``stride``; those it had are dropped) and the sequences are
         forgotten, as tokenizers' ``truncate``."""
-        max_length, stride = _usize(max_length, "max_length"), _usize(stride, "stride")
-        if _str(direction) not in ("left", "right"):
+        max_length, stride = usize(max_length, "max_length"), usize(stride, "stride")
+        if string(direction, "direction") not in ("left", "right"):
             raise ValueError(f"Invalid truncation direction value : {direction}")
         rec = self._record()
         truncate(rec, max_length, stride, direction)

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .args import U32_END, u32, usize
 from .encoding import pad
 from .errors import HFError
-from .truncation import usize
 
 __all__ = ["Padding", "pad_encodings", "pad_records"]
 
 _DIRECTIONS = {"left": "Left", "right": "Right"}
-_U32 = 1 << 32
-
-
-def _u32(v: Any, what: str) -> int:
-    v = usize(v, what)
-    if v >= _U32:
-        raise OverflowError(f"{what} must be 0 <= {what} < 2**32, got {v}")
-    return v
 
 
 class Padding:
@@ -37,8 +29,8 @@ class Padding:
         if not isinstance(pad_token, str):
             raise TypeError(f"pad_token must be a str, got {type(pad_token).__name__}")
         self.direction = direction
-        self.pad_id = _u32(pad_id, "pad_id")
-        self.pad_type_id = _u32(pad_type_id, "pad_type_id")
+        self.pad_id = u32(pad_id, "pad_id")
+        self.pad_type_id = u32(pad_type_id, "pad_type_id")
         self.pad_token = pad_token
         self.length = None if length is None else usize(length, "length")
         self.pad_to_multiple_of = None if pad_to_multiple_of is None else usize(pad_to_multiple_of, "pad_to_multiple_of")
@@ -69,7 +61,7 @@ class Padding:
         multiple = spec["pad_to_multiple_of"]
         for key, v in (("pad_id", spec["pad_id"]), ("pad_type_id", spec["pad_type_id"]),
                        ("pad_to_multiple_of", 0 if multiple is None else multiple)):
-            if type(v) is not int or v < 0 or (key != "pad_to_multiple_of" and v >= _U32):
+            if type(v) is not int or v < 0 or (key != "pad_to_multiple_of" and v >= U32_END):
                 raise HFError(f"{where}.{key}: expected an unsigned integer, got {v!r}")
         if not isinstance(spec["pad_token"], str):
             raise HFError(f"{where}.pad_token: expected a string")

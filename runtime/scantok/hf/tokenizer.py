@@ -29,6 +29,7 @@ except ImportError:
 
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedToken, AddedVocabulary, with_tokenizers_ids
+from .args import is_bool
 from .bpe import BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
 from .encoding import Encoding, _pylist, record, windows
@@ -44,9 +45,7 @@ _hf_encode_offsets = None
 
 def _flag(v, name: str, where: str) -> bool:
     """v as a bool, as tokenizers reads these flags: a bool (numpy's too), else TypeError."""
-    if type(v) is bool:
-        return v
-    if type(v).__module__ == "numpy" and type(v).__name__ in ("bool_", "bool"):
+    if is_bool(v):
         return bool(v)
     raise TypeError(f"{where}: {name} must be a bool, got {type(v).__name__}")
 
@@ -170,6 +169,16 @@ def _async_pool():
 
             _ASYNC_POOL = ThreadPoolExecutor(max_workers=max(2, usable_cpus()), thread_name_prefix="scantok-async")
     return _ASYNC_POOL
+
+
+def _raise_surrogate_first(items: list, where: str) -> None:
+    """In a batch's except block: tokenizers converts every input before it encodes any, so a
+    lone surrogate anywhere in the batch is its TypeError, whatever an earlier input raised
+    (the C paths' UnicodeEncodeError, HFError, ...); raises that one if there is one (the
+    caller re-raises its own otherwise)."""
+    err = _batch_surrogate_error(items, where)
+    if err is not None:
+        raise err from None
 
 
 def _all_str(items: list) -> bool:
@@ -1006,13 +1015,9 @@ class Tokenizer:
                 _all_str(items):
             try:
                 encs = self._encode_batch(items, add, num_threads)
-            except Exception:  # a lone surrogate (the C paths' UnicodeEncodeError), or another error
-                # tokenizers converts every input before it encodes any: a lone surrogate
-                # anywhere in the batch is its TypeError, whatever an earlier input raises
-                err = _batch_surrogate_error(items, "encode_batch()")
-                if err is None:
-                    raise
-                raise err from None
+            except Exception:
+                _raise_surrogate_first(items, "encode_batch()")
+                raise
             if t is None and p is None:
                 return encs
             return self._finish_batch(items, encs, add, True, "encode_batch()", t, p)
@@ -1097,13 +1102,9 @@ class Tokenizer:
                 chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
                 parts = list(thread_pool(n).map(lambda c: self._fast_encodings(c, add), chunks))
                 encs = [e for part in parts for e in part]
-        except Exception:  # a lone surrogate (the C paths' UnicodeEncodeError), or another error
-            # tokenizers converts every input before it encodes any: a lone surrogate anywhere
-            # in the batch is its TypeError, whatever an earlier input raises (HFError, ...)
-            err = _batch_surrogate_error(inputs, "encode_batch_fast()")
-            if err is None:
-                raise
-            raise err from None
+        except Exception:
+            _raise_surrogate_first(inputs, "encode_batch_fast()")
+            raise
         if t is None and p is None:
             return encs
         return self._finish_batch(inputs, encs, add, False, "encode_batch_fast()", t, p)

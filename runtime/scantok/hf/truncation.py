@@ -3,9 +3,9 @@ tokenizer.json's ``"truncation"`` or :meth:`Tokenizer.enable_truncation`) and ho
 and its pair are cut to ``max_length`` tokens before the post-processor adds its own."""
 from __future__ import annotations
 
-from operator import index
 from typing import Any, Mapping
 
+from .args import USIZE_END, usize
 from .encoding import truncate
 from .errors import HFError
 
@@ -13,16 +13,6 @@ __all__ = ["Truncation", "truncate_pair"]
 
 _STRATEGIES = {"longest_first": "LongestFirst", "only_first": "OnlyFirst", "only_second": "OnlySecond"}
 _DIRECTIONS = {"left": "Left", "right": "Right"}
-_USIZE = 1 << 64
-
-
-def usize(v: Any, what: str) -> int:
-    """v as tokenizers reads a usize argument: an int (TypeError otherwise), 0 <= v < 2**64
-    (OverflowError otherwise)."""
-    v = index(v)
-    if not 0 <= v < _USIZE:
-        raise OverflowError(f"{what} must be 0 <= {what} < 2**64, got {v}")
-    return v
 
 
 class Truncation:
@@ -57,7 +47,7 @@ class Truncation:
                 raise HFError(f"{where}: missing {key!r}")
         for key in ("max_length", "stride"):
             v = spec[key]
-            if type(v) is not int or not 0 <= v < _USIZE:
+            if type(v) is not int or not 0 <= v < USIZE_END:
                 raise HFError(f"{where}.{key}: expected an unsigned integer, got {v!r}")
         if spec["strategy"] not in strategies:
             raise HFError(f"{where}.strategy: expected one of {sorted(strategies)}, got {spec['strategy']!r}")
