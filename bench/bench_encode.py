@@ -55,6 +55,8 @@ import sys
 import time
 from pathlib import Path
 
+from heldout import UNSEEN
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads spin and steal a core
 os.environ.setdefault("RAYON_NUM_THREADS", "2")  # peers' thread pools: 2 threads, like ours
 
@@ -71,36 +73,6 @@ URLS = {
 
 
 UNSEEN_WARM = 1 << 20  # the unseen texts' libraries are warmed on corpus/en.txt[:1 MB]
-UNSEEN_MAX = 4 << 20  # bytes of each unseen text
-
-
-def _concat(paths, limit: int = UNSEEN_MAX) -> str:
-    out, n = [], 0
-    for path in paths:
-        try:
-            t = Path(path).read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # not UTF-8 (some tutors and headers are in legacy encodings)
-        out.append(t)
-        n += len(t.encode())
-        if n >= limit:
-            break
-    text = "".join(out).encode()[:limit].decode("utf-8", "ignore")
-    if not text:
-        raise FileNotFoundError("no such text on this machine")
-    return text
-
-
-def _vim() -> Path:
-    return max(Path("/usr/share/vim").glob("vim*/doc"), default=Path("/nonexistent")).parent
-
-
-UNSEEN = {  # name -> loader of a text no library (and no scantok tuning) has seen
-    "prose": lambda: _concat(sorted((_vim() / "doc").glob("*.txt"))),
-    "c": lambda: _concat(sorted(Path("/usr/include").rglob("*.h"))),
-    "intl": lambda: _concat(sorted((_vim() / "tutor").glob("tutor*.utf-8"))
-                            + sorted((_vim() / "lang").glob("menu_*utf-8.vim"))),
-}
 
 
 def _tiktoken_cache() -> str:

@@ -5,7 +5,9 @@
 Files: DeepSeek V3's tokenizer.json (three Split regexes + ByteLevel, byte-level BPE), and a
 GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE) trained here with tokenizers
 on the first 1 MB of each corpus.  Timed text: ``--mb`` MB from the middle of each corpus
-(held out from training and from warming), cut into 4 KB documents.  HF runs in a subprocess
+(held out from training and from warming), and of each ``--unseen`` text (``bench/heldout.py``:
+vim's help files, the C headers, vim's tutors in 30 languages; in no corpus, used to tune
+nothing; warmed on English), cut into 4 KB documents.  HF runs in a subprocess
 with RAYON_NUM_THREADS=1; scantok with num_threads=1; CPU time of the process (the machine is
 shared: wall time is noise).  Each library times ``encode_batch_fast`` (which returns
 Encodings in both: tokenizers' hold their ids in Rust, scantok's in a C buffer, each converted to a
@@ -26,6 +28,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from heldout import UNSEEN  # noqa: E402
 DEFAULT_SHARED = HERE.parent.parent / "shared"
 CORPORA = ("en", "code", "multi")
 DOC = 4096
@@ -98,6 +102,8 @@ def main(argv=None) -> int:
     ap.add_argument("--shared", type=Path, default=Path(os.environ.get("SCANTOK_SHARED_DIR", DEFAULT_SHARED)))
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
+    ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
     args = ap.parse_args(argv)
 
     import scantok
@@ -113,12 +119,20 @@ def main(argv=None) -> int:
             t = time.process_time()
             tok = scantok.Tokenizer.from_file(path)
             load = time.process_time() - t
-            for c in CORPORA:
-                text = (args.shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")
+            en = (args.shared / "corpus" / "en.txt").read_text(encoding="utf-8")
+            texts = [c for c in args.corpora.split(",") if c] + [u for u in args.unseen.split(",") if u]
+            for c in texts:
+                held_out = c in UNSEEN and c not in CORPORA
+                try:
+                    text = UNSEEN[c]() if held_out else (args.shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")
+                except FileNotFoundError:
+                    print(f"{name:12} {c:6} | skipped: not on this machine")
+                    continue
                 mid = len(text) // 2
                 n = int(args.mb * 1_000_000)
                 timed = docs_of(text[mid:mid + n])
-                warm = docs_of(text[1_100_000:1_100_000 + 200_000])
+                # warmed on other text: the corpus's own (past the training slice), English for held-out text
+                warm = docs_of((en if held_out else text)[1_100_000:1_100_000 + 200_000])
                 mb = sum(len(d.encode("utf-8")) for d in timed) / 1e6
                 dp, wp = os.path.join(tmp, "docs.json"), os.path.join(tmp, "warm.json")
                 json.dump(timed, open(dp, "w"))

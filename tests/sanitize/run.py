@@ -43,6 +43,8 @@ TESTS = [
     "tests/test_scanner_gaps.py",
     # the BPE core (caches, merges, long pieces) and the list builder
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
+    # merges that start from pre-merged characters (bpe.c and hf_bpe.c), their tables
+    "tests/test_premerge.py", "tests/test_hf_premerge.py",
     # the short-text path: one C-API call (scantok._pylist.encode_small) for short str
     "tests/test_short_text_path.py",
     # str -> UTF-8 (cpyext/ucs_utf8.c): every kind, both paths, the bounded stores at the end

@@ -2,6 +2,7 @@
    byte_pair_merge (merge the adjacent pair whose concatenation has the lowest rank, the
    leftmost one on ties, until no adjacent pair is a token). */
 #include "bpe.h"
+#include "premerge.h"
 #include "scantok_scan.h"
 
 #include <pthread.h>
@@ -65,6 +66,7 @@ struct bpe_table {
     uint32_t *sp_len;
     uint8_t *sp_blob;
     size_t sp_blob_len;
+    struct premerge_tables *premerge; /* see premerge_of: made on first use, then read-only */
     uint64_t uid; /* unique per table in this process (keys the per-thread piece caches) */
     int borrowed; /* the arrays above sp_* live in a caller's image (bpe_table_from_image) */
 };
@@ -156,6 +158,8 @@ int64_t bpe_lookup(const bpe_table *t, const uint8_t *p, size_t len) {
 
 /* ------------------------------------------------------------------ table */
 
+static void premerge_free(struct premerge_tables *pm);
+
 static uint64_t new_uid(void) {
     static uint64_t next_uid = 1;
     return __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
@@ -206,6 +210,7 @@ void bpe_table_free(bpe_table *t) {
         free(t->dec_len);
         free(t->dec_blob);
     }
+    premerge_free(t->premerge);
     free(t->sp_off);
     free(t->sp_len);
     free(t->sp_blob);
@@ -420,6 +425,92 @@ static inline int buf_push(bpe_buf *b, uint32_t id) {
     if (b->len == b->cap && buf_grow(b, 1)) return -1;
     b->ids[b->len++] = id;
     return 0;
+}
+
+/* ------------------------------------------------------------------ pre-merged characters */
+
+/* See premerge.h. Here a rank is that of the joined bytes: R is a two-byte character's own
+   rank, or for three bytes the higher of its rank and the lower of its two byte pairs'. The
+   tables: end_min[lead][x] the lowest rank of a token of two bytes or more ending in x, lead;
+   start_min[last][y] of one starting last, y; and, checked here, the lowest rank of a token
+   of three bytes or more ending in a three-byte character's first two bytes (end3) or
+   starting with its last two (start3), or longer than the character and starting or ending
+   with it (longer). tests/test_premerge.py checks the ids against tiktoken. */
+static int premerge_on = 1; /* bpe_set_premerge */
+
+int bpe_set_premerge(int on) { return __atomic_exchange_n(&premerge_on, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+static void premerge_free(struct premerge_tables *pm) { free(pm); }
+
+static premerge_tables *premerge_make(const bpe_table *t) {
+    premerge_tables *pm = premerge_tables_new();
+    uint32_t *longer = malloc(PM_N * sizeof *longer);
+    uint32_t *end3 = malloc(16 * 64 * sizeof *end3);    /* [lead & 0x0F][second & 0x3F] */
+    uint32_t *start3 = malloc(64 * 64 * sizeof *start3); /* [second & 0x3F][third & 0x3F] */
+    if (!pm || !longer || !end3 || !start3) {
+        free(pm);
+        pm = NULL;
+        goto done;
+    }
+    memset(longer, 0xFF, PM_N * sizeof *longer);
+    memset(end3, 0xFF, 16 * 64 * sizeof *end3);
+    memset(start3, 0xFF, 64 * 64 * sizeof *start3);
+    for (uint32_t r = 0; r < t->dec_n; r++) {
+        uint32_t len = t->dec_len[r];
+        if (len == NONE || len < 2) continue;
+        const uint8_t *q = t->dec_blob + t->dec_off[r];
+        uint32_t first = q[0], last = q[len - 1];
+        if (last - 0xC2u < PM_LEADS) pm_min(&pm->end_min[(last - 0xC2u) * 256 + q[len - 2]], r);
+        if ((first & 0xC0) == 0x80) pm_min(&pm->start_min[(first & 0x3Fu) * 256 + q[1]], r);
+        if (len < 3) continue;
+        if (q[len - 2] - 0xE0u < 16 && (last & 0xC0) == 0x80)
+            pm_min(&end3[(q[len - 2] & 0x0Fu) * 64 + (last & 0x3Fu)], r);
+        if ((first & 0xC0) == 0x80 && (q[1] & 0xC0) == 0x80)
+            pm_min(&start3[(first & 0x3Fu) * 64 + (q[1] & 0x3Fu)], r);
+        for (size_t l = 2; l <= 3 && l < len; l++) {
+            size_t idx;
+            if (pm_char(q + len - l, l, &idx) == l) pm_min(&longer[idx], r);
+            if (pm_char(q, l, &idx) == l) pm_min(&longer[idx], r);
+        }
+    }
+    for (uint32_t r = 0; r < t->dec_n; r++) {
+        uint32_t len = t->dec_len[r];
+        if (len != 2 && len != 3) continue;
+        const uint8_t *q = t->dec_blob + t->dec_off[r];
+        size_t idx;
+        if (pm_char(q, len, &idx) != len || lookup(t, q, len) != r) continue;
+        uint32_t R = r;
+        if (len == 3) {
+            uint32_t r01 = lookup2(t, q), r12 = lookup2(t, q + 1), lo = r01 < r12 ? r01 : r12;
+            if (lo == NONE) continue; /* its bytes never merge into it */
+            if (lo > R) R = lo;
+            if (end3[(q[0] & 0x0Fu) * 64 + (q[1] & 0x3Fu)] <= R ||
+                start3[(q[1] & 0x3Fu) * 64 + (q[2] & 0x3Fu)] <= R)
+                continue;
+        }
+        if (longer[idx] <= R) continue;
+        pm->chr[idx] = (uint64_t)(R + 1) | (uint64_t)r << 32;
+    }
+done:
+    free(longer);
+    free(end3);
+    free(start3);
+    return pm;
+}
+
+/* t's tables, made by the first caller (several threads may race: one table is kept). */
+static const premerge_tables *premerge_of(const bpe_table *t) {
+    premerge_tables *pm = __atomic_load_n(&t->premerge, __ATOMIC_ACQUIRE);
+    if (pm) return pm;
+    pm = premerge_make(t);
+    if (!pm) return NULL;
+    premerge_tables *expected = NULL;
+    if (!__atomic_compare_exchange_n(&((bpe_table *)t)->premerge, &expected, pm, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        premerge_free(pm);
+        return expected;
+    }
+    return pm;
 }
 
 /* ------------------------------------------------------------------ merge */
@@ -669,6 +760,43 @@ static inline uint32_t pair_rank(const bpe_table *t, bpe_cache *c, uint32_t a, u
 }
 
 
+/* merge_small's parts before its first merge step, with the piece's characters pre-merged
+   where that is exact (see premerge): each such character becomes one part at its first
+   byte, its other bytes dead (rk NONE), then the pairs next to such parts are looked up
+   again. Returns how many parts it removed. Out of line: most pieces of English or code hold
+   no lead byte. */
+static __attribute__((noinline)) size_t premerge_piece(const bpe_table *t, bpe_cache *c,
+                                                       const uint8_t *p, size_t len, uint32_t *tok,
+                                                       uint32_t *rk, uint8_t *nxt, uint8_t *prv) {
+    if (!pm_maybe(p, len) || !__atomic_load_n(&premerge_on, __ATOMIC_RELAXED)) return 0;
+    const premerge_tables *pm = premerge_of(t); /* not made for ASCII text */
+    if (!pm) return 0;
+    size_t removed = 0;
+    for (size_t i = 0, l; i < len;) {
+        uint32_t tk = pm_token(pm, p, i, len, &l);
+        if (tk == NONE) {
+            i++;
+            continue;
+        }
+        tok[i] = tk;
+        for (size_t q = 1; q < l; q++) rk[i + q] = NONE;
+        nxt[i] = (uint8_t)(i + l);
+        if (i + l < len) prv[i + l] = (uint8_t)i;
+        removed += l - 1;
+        i += l;
+    }
+    if (!removed) return 0;
+    for (size_t i = 0, j; i < len; i = j) {
+        j = nxt[i];
+        if (j >= len) {
+            rk[i] = NONE;
+            break;
+        }
+        if (j - i > 1 || nxt[j] - j > 1) rk[i] = pair_rank(t, c, tok[i], tok[j], p + i, nxt[j] - i);
+    }
+    return removed;
+}
+
 /* tiktoken's loop, for short pieces (2 <= len <= SMALL_MAX): parts are linked by position;
    rk[i] is the rank of the pair starting at part i (NONE for dead positions and the last
    part), so the leftmost lowest pair is the first index of the minimum of rk (a scan that
@@ -686,6 +814,7 @@ static inline uint32_t pair_rank(const bpe_table *t, bpe_cache *c, uint32_t a, u
     for (size_t i = 0; i < len; i++) tok[i] = t->byte_rank[p[i]];                            \
     for (size_t i = 0; i + 1 < len; i++) rk[i] = lookup2(t, p + i);                          \
     for (size_t q = 0; q < 9; q++) rk[len - 1 + q] = NONE; /* the last part, the padding */  \
+    nparts -= premerge_piece(t, c, p, len, tok, rk, nxt, prv);                                \
     size_t padded = (len + 7) & ~(size_t)7;                                                   \
     for (;;) {                                                                                \
         uint32_t best;                                                                        \

@@ -63,6 +63,10 @@ size_t bpe_piece_cache_bytes(void);
    Within a piece they double whenever a junction fails. */
 void bpe_set_long_window(size_t chunk, size_t margin);
 size_t bpe_long_window_failures(void); /* how many junctions needed a back-off (statistics) */
+/* Whether merges start from pre-merged characters (bpe.c, "pre-merged characters"; on by
+   default): the ids are the same either way, which tests check by turning it off. Returns the
+   previous setting. */
+int bpe_set_premerge(int on);
 /* Encodes npieces pieces [starts[i], ends[i]) of data. 0 ok, <0 as above. */
 int bpe_encode_spans(const bpe_table *t, const uint8_t *data, const uint32_t *starts,
                      const uint32_t *ends, size_t npieces, bpe_buf *out);

@@ -5,6 +5,7 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#include "premerge.h"
 #include "scantok_dfa.h"
 #include <string.h>
 
@@ -77,6 +78,7 @@ struct hfb_model {
     uint64_t *self_bits;     /* 2^SELF_BITS bits: a piece whose bit is clear is not in selfs */
     size_t self_mask, self_count;
     unsigned self_shift;
+    struct premerge_tables *premerge; /* NULL: none (see hfb_build_premerge) */
     uint64_t generation; /* changes with every build step: caches of an older model are void */
 };
 
@@ -178,6 +180,7 @@ void hfb_free(hfb_model *m) {
     free(m->cold_bits);
     free(m->selfs);
     free(m->self_bits);
+    free(m->premerge);
     free(m);
 }
 
@@ -190,12 +193,19 @@ static void selfs_drop(hfb_model *m) {
 
 size_t hfb_selfs_size(const hfb_model *m) { return m->self_count; }
 
+/* The pre-merge tables depend on the merges and the byte ids too (hfb_build_premerge). */
+static void premerge_drop(hfb_model *m) {
+    free(m->premerge);
+    m->premerge = NULL;
+}
+
 static void byte_pairs_fill(hfb_model *m);
 static void hot_fill(hfb_model *m);
 
 int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uint32_t *new_id,
                    size_t n) {
     selfs_drop(m);
+    premerge_drop(m);
     size_t used = 0;
     for (size_t i = 0; i <= m->mask; i++) used += m->pairs[i].key != EMPTY_KEY;
     if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
@@ -214,6 +224,7 @@ int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uin
 int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len,
                   const void *whole) {
     selfs_drop(m);
+    premerge_drop(m);
     memcpy(m->byte_ids, byte_ids, sizeof m->byte_ids);
     if (!m->byte_pairs) m->byte_pairs = malloc(65536 * sizeof *m->byte_pairs); /* NULL: unused */
     byte_pairs_fill(m);
@@ -338,6 +349,55 @@ static inline void pair_prefetch(const hfb_model *m, uint32_t a, uint32_t b) {
     __builtin_prefetch(&m->pairs[(size_t)(h >> m->shift)]);
 }
 
+/* Pre-merged characters (see premerge.h). Here a rank is a merge's line: R is the highest of
+   the ranks of the merges that make a character's token from its bytes. hfb_build_premerge
+   makes the tables: end_min[lead][x] the lowest rank of a merge (a, lead byte) where a's bytes
+   end in x, start_min[last][y] of a merge (last byte, b) where b's start with y; and, checked
+   there, merges of the token or of a three-byte character's two-byte part with anything. */
+static int premerge_on = 1; /* hfb_set_premerge */
+
+int hfb_set_premerge(int on) { return __atomic_exchange_n(&premerge_on, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+/* merge_linear's symbols before its first merge step, with the piece's characters pre-merged
+   where that is exact: each such character becomes one symbol at its first byte, its other
+   bytes dead (rank NO_RANK), then the pairs next to such symbols are looked up again.
+   Returns how many symbols it removed and sets *last. Out of line: most pieces of English or
+   code hold no lead byte. */
+static __attribute__((noinline)) size_t premerge_piece(const hfb_model *m, const uint8_t *raw, size_t n,
+                                                       uint32_t *ids, uint32_t *lens, uint32_t *rank,
+                                                       uint32_t *nid, uint8_t *next, uint8_t *prev,
+                                                       size_t *last) {
+    if (!pm_maybe(raw, n)) return 0;
+    size_t removed = 0, end = n - 1; /* end: the last symbol */
+    for (size_t i = 0, l; i < n;) {
+        uint32_t tok = pm_token(m->premerge, raw, i, n, &l);
+        if (tok == NO_RANK) {
+            i++;
+            continue;
+        }
+        ids[i] = tok;
+        for (size_t q = 1; q < l; q++) {
+            rank[i + q] = NO_RANK;
+            if (lens) lens[i] += lens[i + q];
+        }
+        if (i + l < n) {
+            next[i] = (uint8_t)(i + l);
+            prev[i + l] = (uint8_t)i;
+        } else
+            end = i;
+        removed += l - 1;
+        i += l;
+    }
+    if (!removed) return 0;
+    for (size_t i = 0; i != end; i = next[i]) {
+        size_t j = next[i], jl = j == end ? n - j : (size_t)next[j] - j;
+        if (j - i > 1 || jl > 1) rank[i] = pair_rank(m, ids[i], ids[j], &nid[i]);
+    }
+    rank[end] = NO_RANK;
+    *last = end;
+    return removed;
+}
+
 /* Few symbols: find the lowest rank (leftmost on ties) by a scan, merge, repeat.  The symbols
    stay where they are (a merged-away one gets rank NO_RANK and leaves the list next/prev), so
    a merge moves nothing: the scan runs over the first n - 1 slots in position order, which
@@ -363,13 +423,15 @@ static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, si
        symbol's slot and the dead ones stay NO_RANK) */
     size_t last = n - 1, k = n;
     for (size_t i = last; i < ((last + 7) & ~(size_t)7); i++) rank[i] = NO_RANK;
+    if (bp && m->premerge && __atomic_load_n(&premerge_on, __ATOMIC_RELAXED))
+        k -= premerge_piece(m, raw, n, ids, lens, rank, nid, next, prev, &last);
     /* The pair table is larger than the CPU caches and each merge's two lookups wait for the
        merge before them: fetch, for every pair that can merge, the slots its merge would look
        up next (one merge ahead), so that they load in parallel rather than one after another. */
     for (size_t i = 0; i < last; i++)
         if (rank[i] != NO_RANK) {
-            if (i > 0) pair_prefetch(m, ids[i - 1], nid[i]);
-            if (i + 2 < n) pair_prefetch(m, nid[i], ids[i + 2]);
+            if (i > 0) pair_prefetch(m, ids[prev[i]], nid[i]);
+            if (next[i] != last) pair_prefetch(m, nid[i], ids[next[next[i]]]);
         }
 #ifdef HFB_X86
     const int simd = have_avx2();
@@ -781,6 +843,130 @@ int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, 
     m->self_shift = shift;
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
     return 0;
+}
+
+/* A vocabulary record's raw bytes (its characters are byte-level characters, byte_of[cp]):
+   the first cap of them to raw and the last to *tail, the count returned; -1 if a character
+   is not one. */
+static long record_raw(const uint8_t *p, size_t len, const int16_t *byte_of, size_t n_byte_of,
+                       uint8_t *raw, size_t cap, uint8_t *tail) {
+    size_t k = 0;
+    for (size_t j = 0; j < len;) {
+        uint32_t b = p[j], cp, need;
+        if (b < 0x80) cp = b, need = 0;
+        else if (b >= 0xC0 && b < 0xE0) cp = b & 0x1F, need = 1;
+        else return -1;
+        if (j + need >= len || (need && (p[j + 1] & 0xC0) != 0x80)) return -1;
+        if (need) cp = (cp << 6) | (p[j + 1] & 0x3F);
+        j += need + 1;
+        if (cp >= n_byte_of || byte_of[cp] < 0) return -1;
+        if (k < cap) raw[k] = (uint8_t)byte_of[cp];
+        *tail = (uint8_t)byte_of[cp];
+        k++;
+    }
+    return (long)k;
+}
+
+/* What a three-byte character's bytes merge into: its token (NO_RANK if they do not become
+   one token), R and the two-byte part on the way in *part, with *part_left set when that
+   part is its first two bytes. */
+static uint32_t char3_token(const hfb_model *m, const uint8_t *c, uint32_t *R, uint32_t *part,
+                            int *part_left) {
+    uint32_t b0 = (uint32_t)m->byte_ids[c[0]], b1 = (uint32_t)m->byte_ids[c[1]], b2 = (uint32_t)m->byte_ids[c[2]];
+    uint32_t n01 = 0, n12 = 0, tok = 0;
+    uint32_t r01 = pair_rank(m, b0, b1, &n01), r12 = pair_rank(m, b1, b2, &n12), r2;
+    if (r01 == NO_RANK && r12 == NO_RANK) return NO_RANK;
+    if (r01 < r12) {
+        r2 = pair_rank(m, n01, b2, &tok);
+        *R = r01 > r2 ? r01 : r2, *part = n01, *part_left = 1;
+    } else {
+        r2 = pair_rank(m, b0, n12, &tok);
+        *R = r12 > r2 ? r12 : r2, *part = n12, *part_left = 0;
+    }
+    return r2 == NO_RANK ? NO_RANK : tok;
+}
+
+int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                       const int16_t *byte_of, size_t n_byte_of) {
+    premerge_drop(m);
+    if (!m->byte_pairs || !n) return 0;
+    for (int b = 0; b < 256; b++)
+        if (m->byte_ids[b] < 0 || (uint32_t)m->byte_ids[b] >= m->n_ids) return 0; /* no byte-level model */
+    size_t n_ids = m->n_ids;
+    premerge_tables *pm = premerge_tables_new();
+    /* per id: its first and last raw byte (0xFFFF: not a byte-level token, so any byte), its
+       raw bytes if it has two or three, the lowest rank of a merge with it on the left, on the
+       right */
+    uint16_t *first = malloc(n_ids * sizeof *first), *last = malloc(n_ids * sizeof *last);
+    uint8_t(*small)[4] = calloc(n_ids, sizeof *small); /* [0]: 2 or 3 (the length), else 0 */
+    uint32_t *min_l = malloc(n_ids * sizeof *min_l), *min_r = malloc(n_ids * sizeof *min_r);
+    int rc = -1;
+    if (!pm || !first || !last || !small || !min_l || !min_r) goto done;
+    memset(first, 0xFF, n_ids * sizeof *first);
+    memset(last, 0xFF, n_ids * sizeof *last);
+    memset(min_l, 0xFF, n_ids * sizeof *min_l);
+    memset(min_r, 0xFF, n_ids * sizeof *min_r);
+    const uint8_t *p = tokens;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
+        uint8_t raw[3], tail = 0;
+        long k = record_raw(p, (size_t)(e - p), byte_of, n_byte_of, raw, 3, &tail);
+        p = e + 1;
+        if (k <= 0 || ids[i] >= n_ids) continue;
+        first[ids[i]] = raw[0];
+        last[ids[i]] = tail;
+        if (k == 2 || k == 3) {
+            small[ids[i]][0] = (uint8_t)k;
+            memcpy(small[ids[i]] + 1, raw, (size_t)k);
+        }
+    }
+    /* every merge (a, b) of rank r: a joining b's first byte after a's last byte */
+    for (size_t s = 0; s <= m->mask; s++) {
+        const pair_slot_t *ps = &m->pairs[s];
+        if (ps->key == EMPTY_KEY) continue;
+        uint32_t a = (uint32_t)(ps->key >> 32), b = (uint32_t)ps->key, r = ps->rank;
+        if (a >= n_ids || b >= n_ids) continue;
+        pm_min(&min_l[a], r);
+        pm_min(&min_r[b], r);
+        /* b a lead byte alone: by the byte before it (any byte if a's is unknown) */
+        if (first[b] < 256 && first[b] - 0xC2u < PM_LEADS && b == (uint32_t)m->byte_ids[first[b]]) {
+            uint32_t *row = &pm->end_min[(first[b] - 0xC2u) * 256];
+            if (last[a] < 256) pm_min(&row[last[a]], r);
+            else for (int x = 0; x < 256; x++) pm_min(&row[x], r);
+        }
+        /* a a continuation byte alone: by the byte after it */
+        if (first[a] < 256 && (first[a] & 0xC0) == 0x80 && a == (uint32_t)m->byte_ids[first[a]]) {
+            uint32_t *row = &pm->start_min[(first[a] & 0x3Fu) * 256];
+            if (first[b] < 256) pm_min(&row[first[b]], r);
+            else for (int y = 0; y < 256; y++) pm_min(&row[y], r);
+        }
+    }
+    /* the characters: the token their bytes merge into, if nothing merges with it, or with the
+       part on the way, at a lower rank than R */
+    for (size_t id = 0; id < n_ids; id++) {
+        size_t len = small[id][0], idx;
+        const uint8_t *c = small[id] + 1;
+        if (!len || pm_char(c, len, &idx) != len) continue;
+        uint32_t R, tok;
+        if (len == 2) {
+            R = pair_rank(m, (uint32_t)m->byte_ids[c[0]], (uint32_t)m->byte_ids[c[1]], &tok);
+            if (R == NO_RANK) continue;
+        } else {
+            uint32_t part;
+            int part_left;
+            tok = char3_token(m, c, &R, &part, &part_left);
+            if (tok == NO_RANK || part >= n_ids || (part_left ? min_r[part] : min_l[part]) <= R) continue;
+        }
+        if (tok != id || min_l[tok] <= R || min_r[tok] <= R) continue;
+        pm->chr[idx] = (uint64_t)(R + 1) | (uint64_t)tok << 32;
+    }
+    m->premerge = pm;
+    pm = NULL;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    rc = 0;
+done:
+    free(pm), free(first), free(last), free(small), free(min_l), free(min_r);
+    return rc;
 }
 
 /* A piece the short cache does not hold (slot: its slot there, or NULL when the piece is too

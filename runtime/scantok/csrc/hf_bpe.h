@@ -57,6 +57,16 @@ int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, 
                     const int16_t *byte_of, size_t n_byte_of);
 /* The number of tokens in that table (diagnostics, tests). */
 size_t hfb_selfs_size(const hfb_model *m);
+/* Byte mode, after hfb_set_bytes: tables that let the merge of a piece start from its two-
+   and three-byte characters already merged, where that gives the same ids (hf_bpe.c,
+   "pre-merged characters"), from the vocabulary records (as hfb_vocab_lengths) and the
+   merges. A later hfb_add_merges or hfb_set_bytes drops them. Returns 0 (also when the model
+   is not byte-level: then no tables), or -1 on out of memory (then none). */
+int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                       const int16_t *byte_of, size_t n_byte_of);
+/* Whether merges start from pre-merged characters (on by default); for tests, which compare
+   with it off. Returns the previous setting. */
+int hfb_set_premerge(int on);
 hfb_cache *hfb_cache_new(void);
 void hfb_cache_free(hfb_cache *c);
 #define HFB_SLOW -2

@@ -210,6 +210,11 @@ class BPEModel:
         self._keep = (byte_ids, tok_len, whole)
         lib.hfb_set_bytes(self._model, ffi.cast("int32_t *", byte_ids.ctypes.data),
                           ffi.cast("uint32_t *", tok_len.ctypes.data), whole if whole is not None else ffi.NULL)
+        # the characters a merge may start from already merged (hfb_build_premerge)
+        if rec is not None and self.byte_mode:
+            if lib.hfb_build_premerge(self._model, rec[0], len(self.vocab), rec[1], ffi.cast("uint32_t *", ids.ctypes.data),
+                                      ffi.cast("int16_t *", _BYTE_OF.ctypes.data), len(_BYTE_OF)) < 0:
+                raise MemoryError
         # the tokens that merge back into themselves: a first-sight piece that is one of them
         # costs a lookup instead of its merges (ignore_merges looks every piece up in whole)
         if rec is not None and whole is None and self.byte_mode:

@@ -1,0 +1,103 @@
+"""scantok.Tokenizer's merge loop with pre-merged characters (hf_bpe.c, "pre-merged
+characters"): a two- or three-byte character whose bytes merge into one token starts the
+merge as that token where no merge of its bytes (or of the token) with a neighbour ranks
+below its own. The ids must be tokenizers', and the same as without the shortcut
+(``hfb_set_premerge(0)``), on real files and on vocabularies whose merges come in random
+order (tokens that straddle characters, end inside them, or hold them whole)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("numpy")
+pytest.importorskip("tokenizers")
+
+import scantok  # noqa: E402
+from scantok._native import lib  # noqa: E402
+from scantok.hf.pre_tokenizers import BYTE_CHARS  # noqa: E402
+from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+
+from test_premerge import ALPHABET, mixed_text, switched  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+if not SHARED.exists():
+    SHARED = Path("/work/shared")
+DEEPSEEK = SHARED / "hf" / "deepseek_v3" / "tokenizer.json"
+
+
+def premerge(on: bool):
+    return switched(lib.hfb_set_premerge, on)
+
+
+def docs_of(rng: random.Random, n: int) -> list[str]:
+    return [mixed_text(rng, rng.randint(1, 600)) for _ in range(n)]
+
+
+def check(json_str: str, hf: HFTokenizer, docs: list[str], *, offsets: bool = True):
+    want = [e.ids for e in hf.encode_batch_fast(docs)]
+    want_offsets = [hf.encode(d).offsets for d in docs[:20]] if offsets else None
+    for setting in (True, False):
+        with premerge(setting):
+            ours = scantok.Tokenizer.from_str(json_str)  # a new model: caches start empty
+            got = [e.ids for e in ours.encode_batch_fast(docs, num_threads=1)]
+            assert got == want, setting
+            if offsets:
+                assert [ours.encode(d).offsets for d in docs[:20]] == want_offsets, setting
+
+
+def test_deepseek_mixed_scripts():
+    hf = HFTokenizer.from_file(str(DEEPSEEK))
+    check(DEEPSEEK.read_text(encoding="utf-8"), hf, docs_of(random.Random("deepseek"), 120))
+
+
+def test_gpt2_style_trained_on_mixed_scripts():
+    rng = random.Random("gpt2 style")
+    tok = HFTokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=2000, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(docs_of(rng, 300), trainer)
+    check(tok.to_str(), tok, docs_of(rng, 120))
+
+
+def random_bpe_json(rng: random.Random) -> str:
+    """A byte-level BPE file over a few one-, two- and three-byte characters: tokens cut from
+    random text anywhere (straddling characters, ending inside them, holding them whole), and
+    merges of every cut of them whose two parts are tokens too, in random order: ranks no BPE
+    training would give (a merge may use a token that a later merge makes, a character's
+    second merge may rank below its first)."""
+    def chars(raw: bytes) -> str:
+        return "".join(BYTE_CHARS[b] for b in raw)
+
+    vocab = {BYTE_CHARS[b]: b for b in range(256)}
+    for _ in range(rng.randint(30, 300)):
+        text = "".join(rng.choices(ALPHABET, k=8)).encode()
+        i = rng.randrange(len(text) - 1)
+        vocab.setdefault(chars(text[i : i + rng.randint(2, 7)]), len(vocab))
+    merges = []
+    for tok in list(vocab):
+        raw = bytes(BYTE_CHARS.index(c) for c in tok)
+        for cut in range(1, len(raw)):
+            a, b = chars(raw[:cut]), chars(raw[cut:])
+            if a in vocab and b in vocab and rng.random() < 0.7:
+                merges.append(f"{a} {b}")
+    rng.shuffle(merges)
+    return json.dumps({
+        "version": "1.0",
+        "model": {"type": "BPE", "vocab": vocab, "merges": merges},
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+    })
+
+
+def test_random_merge_orders():
+    rng = random.Random("random merge orders")
+    for _ in range(80):
+        js = random_bpe_json(rng)
+        hf = HFTokenizer.from_str(js)
+        docs = ["".join(rng.choices(ALPHABET, k=rng.randint(1, 60))) for _ in range(25)]
+        check(js, hf, docs, offsets=False)
