@@ -886,6 +886,8 @@ static uint32_t char3_token(const hfb_model *m, const uint8_t *c, uint32_t *R, u
     return r2 == NO_RANK ? NO_RANK : tok;
 }
 
+#define PM_ANY 0xFFFFu /* an id's first or last byte, when it is not known */
+
 int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
                        const int16_t *byte_of, size_t n_byte_of) {
     premerge_drop(m);
@@ -894,33 +896,48 @@ int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t se
         if (m->byte_ids[b] < 0 || (uint32_t)m->byte_ids[b] >= m->n_ids) return 0; /* no byte-level model */
     size_t n_ids = m->n_ids;
     premerge_tables *pm = premerge_tables_new();
-    /* per id: its first and last raw byte (0xFFFF: not a byte-level token, so any byte), its
-       raw bytes if it has two or three, the lowest rank of a merge with it on the left, on the
-       right */
+    /* per id: its first and last raw byte (PM_ANY: not known, so any byte), its raw bytes if
+       it has two or three, the lowest rank of a merge with it on the left, on the right */
     uint16_t *first = malloc(n_ids * sizeof *first), *last = malloc(n_ids * sizeof *last);
-    uint8_t(*small)[4] = calloc(n_ids, sizeof *small); /* [0]: 2 or 3 (the length), else 0 */
+    uint8_t(*small)[4] = calloc(n_ids, sizeof *small); /* [0]: 2 or 3 (the length), else 0;
+                                                          [3]: a record seen */
     uint32_t *min_l = malloc(n_ids * sizeof *min_l), *min_r = malloc(n_ids * sizeof *min_r);
+    uint8_t *is_byte = calloc(n_ids, 1); /* 1: the id of a lead byte, 2: of a continuation byte */
     int rc = -1;
-    if (!pm || !first || !last || !small || !min_l || !min_r) goto done;
+    if (!pm || !first || !last || !small || !min_l || !min_r || !is_byte) goto done;
+    for (uint32_t x = 0xC2; x <= 0xEF; x++) is_byte[m->byte_ids[x]] |= 1;
+    for (uint32_t x = 0x80; x <= 0xBF; x++) is_byte[m->byte_ids[x]] |= 2;
     memset(first, 0xFF, n_ids * sizeof *first);
     memset(last, 0xFF, n_ids * sizeof *last);
     memset(min_l, 0xFF, n_ids * sizeof *min_l);
     memset(min_r, 0xFF, n_ids * sizeof *min_r);
+    /* a file may give one id to several strings (tokenizers accepts it): such an id's first and
+       last bytes are unknown, and it has no character shape */
     const uint8_t *p = tokens;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
         uint8_t raw[3], tail = 0;
         long k = record_raw(p, (size_t)(e - p), byte_of, n_byte_of, raw, 3, &tail);
         p = e + 1;
-        if (k <= 0 || ids[i] >= n_ids) continue;
-        first[ids[i]] = raw[0];
-        last[ids[i]] = tail;
+        uint32_t id = ids[i];
+        if (id >= n_ids) continue;
+        if (small[id][3]) { /* a second record: the id's bytes are not known */
+            first[id] = last[id] = PM_ANY;
+            small[id][0] = 0;
+            continue;
+        }
+        small[id][3] = 1;
+        if (k <= 0) continue; /* not byte-level: unknown bytes */
+        first[id] = raw[0];
+        last[id] = tail;
         if (k == 2 || k == 3) {
-            small[ids[i]][0] = (uint8_t)k;
-            memcpy(small[ids[i]] + 1, raw, (size_t)k);
+            small[id][0] = (uint8_t)k;
+            memcpy(small[id] + 1, raw, (size_t)k);
         }
     }
-    /* every merge (a, b) of rank r: a joining b's first byte after a's last byte */
+    /* every merge (a, b) of rank r joins b's first byte to a's last; where b is a lead byte
+       alone (b may be the id of several bytes), by a's last byte (any byte if unknown), and
+       where a is a continuation byte alone, by b's first */
     for (size_t s = 0; s <= m->mask; s++) {
         const pair_slot_t *ps = &m->pairs[s];
         if (ps->key == EMPTY_KEY) continue;
@@ -928,18 +945,20 @@ int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t se
         if (a >= n_ids || b >= n_ids) continue;
         pm_min(&min_l[a], r);
         pm_min(&min_r[b], r);
-        /* b a lead byte alone: by the byte before it (any byte if a's is unknown) */
-        if (first[b] < 256 && first[b] - 0xC2u < PM_LEADS && b == (uint32_t)m->byte_ids[first[b]]) {
-            uint32_t *row = &pm->end_min[(first[b] - 0xC2u) * 256];
-            if (last[a] < 256) pm_min(&row[last[a]], r);
-            else for (int x = 0; x < 256; x++) pm_min(&row[x], r);
-        }
-        /* a a continuation byte alone: by the byte after it */
-        if (first[a] < 256 && (first[a] & 0xC0) == 0x80 && a == (uint32_t)m->byte_ids[first[a]]) {
-            uint32_t *row = &pm->start_min[(first[a] & 0x3Fu) * 256];
-            if (first[b] < 256) pm_min(&row[first[b]], r);
-            else for (int y = 0; y < 256; y++) pm_min(&row[y], r);
-        }
+        if (is_byte[b] & 1)
+            for (uint32_t lead = 0xC2; lead <= 0xEF; lead++) {
+                if ((uint32_t)m->byte_ids[lead] != b) continue;
+                uint32_t *row = &pm->end_min[(lead - 0xC2u) * 256];
+                if (last[a] < 256) pm_min(&row[last[a]], r);
+                else for (int x = 0; x < 256; x++) pm_min(&row[x], r);
+            }
+        if (is_byte[a] & 2)
+            for (uint32_t cont = 0x80; cont <= 0xBF; cont++) {
+                if ((uint32_t)m->byte_ids[cont] != a) continue;
+                uint32_t *row = &pm->start_min[(cont & 0x3Fu) * 256];
+                if (first[b] < 256) pm_min(&row[first[b]], r);
+                else for (int y = 0; y < 256; y++) pm_min(&row[y], r);
+            }
     }
     /* the characters: the token their bytes merge into, if nothing merges with it, or with the
        part on the way, at a lower rank than R */
@@ -965,7 +984,7 @@ int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t se
     m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
     rc = 0;
 done:
-    free(pm), free(first), free(last), free(small), free(min_l), free(min_r);
+    free(pm), free(first), free(last), free(small), free(min_l), free(min_r), free(is_byte);
     return rc;
 }
 
