@@ -69,15 +69,22 @@ def random_bpe_json(rng: random.Random) -> str:
     random text anywhere (straddling characters, ending inside them, holding them whole), and
     merges of every cut of them whose two parts are tokens too, in random order: ranks no BPE
     training would give (a merge may use a token that a later merge makes, a character's
-    second merge may rank below its first)."""
+    second merge may rank below its first); now and then an id given to two strings."""
     def chars(raw: bytes) -> str:
         return "".join(BYTE_CHARS[b] for b in raw)
 
     vocab = {BYTE_CHARS[b]: b for b in range(256)}
+    next_id = 256
     for _ in range(rng.randint(30, 300)):
         text = "".join(rng.choices(ALPHABET, k=8)).encode()
         i = rng.randrange(len(text) - 1)
-        vocab.setdefault(chars(text[i : i + rng.randint(2, 7)]), len(vocab))
+        tok = chars(text[i : i + rng.randint(2, 7)])
+        if tok in vocab:
+            continue
+        if next_id > 256 and rng.random() < 0.05:  # an id given to two strings, as a file may
+            vocab[tok] = rng.randrange(256, next_id)
+        else:
+            vocab[tok], next_id = next_id, next_id + 1
     merges = []
     for tok in list(vocab):
         raw = bytes(BYTE_CHARS.index(c) for c in tok)
