@@ -69,7 +69,8 @@ def random_bpe_json(rng: random.Random) -> str:
     random text anywhere (straddling characters, ending inside them, holding them whole), and
     merges of every cut of them whose two parts are tokens too, in random order: ranks no BPE
     training would give (a merge may use a token that a later merge makes, a character's
-    second merge may rank below its first); now and then an id given to two strings."""
+    second merge may rank below its first); now and then an id given to two strings, or a merge
+    listed twice."""
     def chars(raw: bytes) -> str:
         return "".join(BYTE_CHARS[b] for b in raw)
 
@@ -93,6 +94,9 @@ def random_bpe_json(rng: random.Random) -> str:
             if a in vocab and b in vocab and rng.random() < 0.7:
                 merges.append(f"{a} {b}")
     rng.shuffle(merges)
+    if merges and rng.random() < 0.3:  # a merge listed twice: the later line's rank counts
+        for _ in range(rng.randint(1, 5)):
+            merges.insert(rng.randrange(len(merges) + 1), rng.choice(merges))
     return json.dumps({
         "version": "1.0",
         "model": {"type": "BPE", "vocab": vocab, "merges": merges},

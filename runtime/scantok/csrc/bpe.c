@@ -440,7 +440,11 @@ static int premerge_on = 1; /* bpe_set_premerge */
 
 int bpe_set_premerge(int on) { return __atomic_exchange_n(&premerge_on, on ? 1 : 0, __ATOMIC_RELAXED); }
 
-static void premerge_free(struct premerge_tables *pm) { free(pm); }
+static char premerge_failed; /* see premerge_of */
+
+static void premerge_free(struct premerge_tables *pm) {
+    if (pm != (premerge_tables *)&premerge_failed) free(pm);
+}
 
 static premerge_tables *premerge_make(const bpe_table *t) {
     premerge_tables *pm = premerge_tables_new();
@@ -498,19 +502,22 @@ done:
     return pm;
 }
 
-/* t's tables, made by the first caller (several threads may race: one table is kept). */
+/* Published in t->premerge when the tables could not be made (out of memory): pieces then
+   merge without them, and no later piece tries again. Never dereferenced. */
+#define PM_FAILED ((premerge_tables *)&premerge_failed)
+
+/* t's tables, made by the first caller. Threads that meet t's first lead byte together may
+   each make them; the first published is kept, the others freed (once per table). */
 static const premerge_tables *premerge_of(const bpe_table *t) {
     premerge_tables *pm = __atomic_load_n(&t->premerge, __ATOMIC_ACQUIRE);
-    if (pm) return pm;
-    pm = premerge_make(t);
-    if (!pm) return NULL;
-    premerge_tables *expected = NULL;
-    if (!__atomic_compare_exchange_n(&((bpe_table *)t)->premerge, &expected, pm, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        premerge_free(pm);
-        return expected;
+    if (pm) return pm == PM_FAILED ? NULL : pm;
+    premerge_tables *made = premerge_make(t), *expected = NULL;
+    if (!__atomic_compare_exchange_n(&((bpe_table *)t)->premerge, &expected, made ? made : PM_FAILED, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        premerge_free(made);
+        return expected == PM_FAILED ? NULL : expected;
     }
-    return pm;
+    return made;
 }
 
 /* ------------------------------------------------------------------ merge */
@@ -774,7 +781,7 @@ static __attribute__((noinline)) size_t premerge_piece(const bpe_table *t, bpe_c
     size_t removed = 0;
     for (size_t i = 0, l; i < len;) {
         uint32_t tk = pm_token(pm, p, i, len, &l);
-        if (tk == NONE) {
+        if (tk == PM_NONE) {
             i++;
             continue;
         }

@@ -371,7 +371,7 @@ static __attribute__((noinline)) size_t premerge_piece(const hfb_model *m, const
     size_t removed = 0, end = n - 1; /* end: the last symbol */
     for (size_t i = 0, l; i < n;) {
         uint32_t tok = pm_token(m->premerge, raw, i, n, &l);
-        if (tok == NO_RANK) {
+        if (tok == PM_NONE) {
             i++;
             continue;
         }
@@ -791,60 +791,6 @@ static void cache_sync(const hfb_model *m, hfb_cache *c) {
     }
 }
 
-int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
-                    const int16_t *byte_of, size_t n_byte_of) {
-    selfs_drop(m);
-    if (!m->byte_pairs || !n) return 0;
-    size_t cap = 16;
-    unsigned shift = 60;
-    while (cap < 2 * n) cap <<= 1, shift--;
-    self_slot *tab = calloc(cap, sizeof *tab);
-    uint64_t *bits = calloc((1u << SELF_BITS) / 64, sizeof *bits);
-    if (!tab || !bits) {
-        free(tab), free(bits);
-        return -1;
-    }
-    const uint8_t *p = tokens;
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
-        size_t len = (size_t)(e - p), k = 0;
-        uint8_t raw[CACHE_KEY];
-        int ok = len >= SELF_MIN; /* a raw byte takes one or two UTF-8 bytes */
-        for (size_t j = 0; j < len && ok;) {
-            uint32_t b = p[j], cp, need;
-            if (b < 0x80) cp = b, need = 0;
-            else if (b >= 0xC0 && b < 0xE0) cp = b & 0x1F, need = 1;
-            else { ok = 0; break; }
-            if (k == CACHE_KEY || j + need >= len || (need && (p[j + 1] & 0xC0) != 0x80)) { ok = 0; break; }
-            if (need) cp = (cp << 6) | (p[j + 1] & 0x3F);
-            j += need + 1;
-            if (cp >= n_byte_of || byte_of[cp] < 0 || m->byte_ids[byte_of[cp]] < 0) { ok = 0; break; }
-            raw[k++] = (uint8_t)byte_of[cp];
-        }
-        p = e + 1;
-        if (!ok || k < SELF_MIN) continue;
-        uint32_t sym[CACHE_KEY];
-        for (size_t j = 0; j < k; j++) sym[j] = (uint32_t)m->byte_ids[raw[j]];
-        if (merge_any(m, sym, NULL, k, raw) != 1 || sym[0] != ids[i]) continue;
-        uint64_t w[3];
-        load_key(raw, k, raw + k, w);
-        uint64_t h = key_hash(w, k), bit = self_bit(h);
-        bits[bit >> 6] |= 1ull << (bit & 63);
-        size_t s = (size_t)(h >> shift);
-        while (tab[s].klen) s = (s + 1) & (cap - 1); /* raw bytes are distinct per token */
-        memcpy(tab[s].key, w, sizeof w);
-        tab[s].klen = (uint32_t)k;
-        tab[s].id = ids[i];
-        m->self_count++;
-    }
-    m->selfs = tab;
-    m->self_bits = bits;
-    m->self_mask = cap - 1;
-    m->self_shift = shift;
-    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
-    return 0;
-}
-
 /* A vocabulary record's raw bytes (its characters are byte-level characters, byte_of[cp]):
    the first cap of them to raw and the last to *tail, the count returned; -1 if a character
    is not one. */
@@ -865,6 +811,52 @@ static long record_raw(const uint8_t *p, size_t len, const int16_t *byte_of, siz
         k++;
     }
     return (long)k;
+}
+
+int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
+                    const int16_t *byte_of, size_t n_byte_of) {
+    selfs_drop(m);
+    if (!m->byte_pairs || !n) return 0;
+    size_t cap = 16;
+    unsigned shift = 60;
+    while (cap < 2 * n) cap <<= 1, shift--;
+    self_slot *tab = calloc(cap, sizeof *tab);
+    uint64_t *bits = calloc((1u << SELF_BITS) / 64, sizeof *bits);
+    if (!tab || !bits) {
+        free(tab), free(bits);
+        return -1;
+    }
+    const uint8_t *p = tokens;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = memchr(p, sep, SIZE_MAX / 2);
+        uint8_t raw[CACHE_KEY], tail;
+        long kk = record_raw(p, (size_t)(e - p), byte_of, n_byte_of, raw, CACHE_KEY, &tail);
+        p = e + 1;
+        if (kk < SELF_MIN || kk > CACHE_KEY) continue;
+        size_t k = (size_t)kk;
+        int ok = 1;
+        for (size_t j = 0; j < k; j++) ok &= m->byte_ids[raw[j]] >= 0;
+        if (!ok) continue;
+        uint32_t sym[CACHE_KEY];
+        for (size_t j = 0; j < k; j++) sym[j] = (uint32_t)m->byte_ids[raw[j]];
+        if (merge_any(m, sym, NULL, k, raw) != 1 || sym[0] != ids[i]) continue;
+        uint64_t w[3];
+        load_key(raw, k, raw + k, w);
+        uint64_t h = key_hash(w, k), bit = self_bit(h);
+        bits[bit >> 6] |= 1ull << (bit & 63);
+        size_t s = (size_t)(h >> shift);
+        while (tab[s].klen) s = (s + 1) & (cap - 1); /* raw bytes are distinct per token */
+        memcpy(tab[s].key, w, sizeof w);
+        tab[s].klen = (uint32_t)k;
+        tab[s].id = ids[i];
+        m->self_count++;
+    }
+    m->selfs = tab;
+    m->self_bits = bits;
+    m->self_mask = cap - 1;
+    m->self_shift = shift;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return 0;
 }
 
 /* What a three-byte character's bytes merge into: its token (NO_RANK if they do not become

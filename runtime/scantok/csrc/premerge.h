@@ -6,7 +6,7 @@
    its bytes to a neighbour can come first, a merge loop may start from that token instead.
    Let R be the highest rank among the character's own merges and x, y the bytes before and
    after it in the piece. Until the character is whole one of its own pairs is present, so
-   every merge made meanwhile ranks below R. It is exact to start from the token if every
+   every merge made meanwhile ranks at most R. It is exact to start from the token if every
    merge that would join a neighbour to its bytes, to the two-byte part a three-byte
    character passes through, or to the whole token ranks above R:
    - one joining a part that ends in x to its lead byte (end_min, by x);
@@ -15,9 +15,12 @@
      neighbour: checked when the tables are made; a character that fails gets no entry).
    Then no merge before it involves its bytes, and the pairs it forms with its neighbours rank
    above every pair merged meanwhile, so both runs merge the same pairs in the same order and
-   are in the same state once it is whole. Each loop's tables say "rank" its own way (bpe.c:
-   the rank of the joined bytes; hf_bpe.c: the merge's line); the layout and the per-piece
-   test are this header's. */
+   are in the same state once it is whole. The first two conditions take the neighbouring
+   part's bytes for the part: which merges a part can make must follow from its bytes. So it
+   does in tiktoken (a rank is that of the joined bytes); in tokenizers merges are by id, and
+   a file may give one id to several strings, whose bytes hf_bpe.c then takes as unknown (any
+   byte). Each loop's tables say "rank" its own way (bpe.c: the rank of the joined bytes;
+   hf_bpe.c: the merge's line); the layout and the per-piece test are this header's. */
 #ifndef SCANTOK_PREMERGE_H
 #define SCANTOK_PREMERGE_H
 #include <stddef.h>
@@ -52,8 +55,10 @@ static inline size_t pm_char(const uint8_t *p, size_t n, size_t *idx) {
     return 0;
 }
 
+#define PM_NONE 0xFFFFFFFFu /* pm_token: not pre-merged; also "no rank" in the tables */
+
 /* The token the character at p[i] (of the piece p[0:n]) starts the merge as, with its length
-   in *len; NONE-like 0xFFFFFFFF when it is not pre-merged there. */
+   in *len; PM_NONE when it is not pre-merged there. */
 static inline uint32_t pm_token(const premerge_tables *pm, const uint8_t *p, size_t i, size_t n,
                                 size_t *len) {
     size_t idx, l = p[i] >= 0xC2 ? pm_char(p + i, n - i, &idx) : 0;
@@ -61,7 +66,7 @@ static inline uint32_t pm_token(const premerge_tables *pm, const uint8_t *p, siz
     uint32_t R = (uint32_t)e - 1;
     if (!e || (i > 0 && pm->end_min[(p[i] - 0xC2u) * 256 + p[i - 1]] <= R) ||
         (i + l < n && pm->start_min[(p[i + l - 1] & 0x3Fu) * 256 + p[i + l]] <= R))
-        return 0xFFFFFFFFu;
+        return PM_NONE;
     *len = l;
     return (uint32_t)(e >> 32);
 }
@@ -78,8 +83,8 @@ static inline void pm_min(uint32_t *slot, uint32_t r) {
     if (r < *slot) *slot = r;
 }
 
-/* New tables: every rank NONE-like (0xFFFFFFFF), no character (chr stays zero pages until
-   written). NULL on out of memory; free() frees them. */
+/* New tables: every rank PM_NONE, no character (chr stays zero pages until written). NULL on
+   out of memory; free() frees them. */
 static inline premerge_tables *premerge_tables_new(void) {
     premerge_tables *pm = calloc(1, sizeof *pm);
     if (pm) {
