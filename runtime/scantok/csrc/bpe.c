@@ -14,6 +14,7 @@
 #endif
 
 #define NONE 0xFFFFFFFFu
+_Static_assert(NONE == PM_NONE, "pm_mark marks dead parts with PM_NONE");
 #define DEAD (NONE - 1) /* merge_window_avx2: a part merged into the one on its left */
 #define HOT_N 24576u        /* tokens of >= 5 bytes with the lowest ranks go to the hot table */
 #define BLOOM_WORDS (1u << 16) /* 4 Mbit = 512 KiB filter over the tokens of >= 5 bytes */
@@ -778,20 +779,7 @@ static __attribute__((noinline)) size_t premerge_piece(const bpe_table *t, bpe_c
     if (!pm_maybe(p, len) || !__atomic_load_n(&premerge_on, __ATOMIC_RELAXED)) return 0;
     const premerge_tables *pm = premerge_of(t); /* not made for ASCII text */
     if (!pm) return 0;
-    size_t removed = 0;
-    for (size_t i = 0, l; i < len;) {
-        uint32_t tk = pm_token(pm, p, i, len, &l);
-        if (tk == PM_NONE) {
-            i++;
-            continue;
-        }
-        tok[i] = tk;
-        for (size_t q = 1; q < l; q++) rk[i + q] = NONE;
-        nxt[i] = (uint8_t)(i + l);
-        if (i + l < len) prv[i + l] = (uint8_t)i;
-        removed += l - 1;
-        i += l;
-    }
+    size_t end, removed = pm_mark(pm, p, len, tok, NULL, rk, nxt, prv, &end);
     if (!removed) return 0;
     for (size_t i = 0, j; i < len; i = j) {
         j = nxt[i];

@@ -11,6 +11,7 @@
 
 #define EMPTY_KEY UINT64_MAX
 #define NO_RANK UINT32_MAX
+_Static_assert(NO_RANK == PM_NONE, "pm_mark marks dead symbols with PM_NONE");
 /* The piece cache: 2^CACHE_BITS slots of 64 bytes (8 MiB) per thread and model, on huge pages
    (hfb_cache_new), as large as the working set of recurring text (English prose has ~50K
    distinct pieces in 4 MB).  Re-encoding 0.5 MB of 4 KB documents already seen (DeepSeek V3,
@@ -368,26 +369,7 @@ static __attribute__((noinline)) size_t premerge_piece(const hfb_model *m, const
                                                        uint32_t *nid, uint8_t *next, uint8_t *prev,
                                                        size_t *last) {
     if (!pm_maybe(raw, n)) return 0;
-    size_t removed = 0, end = n - 1; /* end: the last symbol */
-    for (size_t i = 0, l; i < n;) {
-        uint32_t tok = pm_token(m->premerge, raw, i, n, &l);
-        if (tok == PM_NONE) {
-            i++;
-            continue;
-        }
-        ids[i] = tok;
-        for (size_t q = 1; q < l; q++) {
-            rank[i + q] = NO_RANK;
-            if (lens) lens[i] += lens[i + q];
-        }
-        if (i + l < n) {
-            next[i] = (uint8_t)(i + l);
-            prev[i + l] = (uint8_t)i;
-        } else
-            end = i;
-        removed += l - 1;
-        i += l;
-    }
+    size_t end, removed = pm_mark(m->premerge, raw, n, ids, lens, rank, next, prev, &end);
     if (!removed) return 0;
     for (size_t i = 0; i != end; i = next[i]) {
         size_t j = next[i], jl = j == end ? n - j : (size_t)next[j] - j;

@@ -71,6 +71,36 @@ static inline uint32_t pm_token(const premerge_tables *pm, const uint8_t *p, siz
     return (uint32_t)(e >> 32);
 }
 
+/* A merge loop's parts before its first step, with the piece's characters pre-merged where
+   pm_token says so: each becomes one part at its first byte (its token in ids[i], its byte
+   count added up in lens[i] if lens), its other positions dead (rank PM_NONE) and linked past
+   (next[i] = i + length, also for the last part; prev). The ranks of the pairs next to such
+   parts are the caller's to look up again. *end gets the last part; returns how many parts it
+   removed. */
+static inline size_t pm_mark(const premerge_tables *pm, const uint8_t *p, size_t n, uint32_t *ids,
+                             uint32_t *lens, uint32_t *rank, uint8_t *next, uint8_t *prev, size_t *end) {
+    size_t removed = 0;
+    *end = n - 1;
+    for (size_t i = 0, l; i < n;) {
+        uint32_t tok = pm_token(pm, p, i, n, &l);
+        if (tok == PM_NONE) {
+            i++;
+            continue;
+        }
+        ids[i] = tok;
+        for (size_t q = 1; q < l; q++) {
+            rank[i + q] = PM_NONE;
+            if (lens) lens[i] += lens[i + q];
+        }
+        next[i] = (uint8_t)(i + l);
+        if (i + l < n) prev[i + l] = (uint8_t)i;
+        else *end = i;
+        removed += l - 1;
+        i += l;
+    }
+    return removed;
+}
+
 /* Whether p[0:n] may hold a lead byte (an OR of its bytes: most pieces of English or code
    cannot, and skip the rest). */
 static inline int pm_maybe(const uint8_t *p, size_t n) {
