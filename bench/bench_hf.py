@@ -2,9 +2,10 @@
 
     python bench/bench_hf.py [--corpus-dir DIR] [--mb 1.0] [--repeats 3]
 
-Files: DeepSeek V3's tokenizer.json (three Split regexes + ByteLevel, byte-level BPE), and a
-GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE) trained here with tokenizers
-on the first 1 MB of each corpus.  Timed text: ``--mb`` MB from the middle of each corpus
+Files: DeepSeek V3's tokenizer.json (three Split regexes + ByteLevel, byte-level BPE), a
+GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE) and a Llama 2 style one (BPE
+over characters with byte fallback, Prepend + Replace normalizer, no pre-tokenizer: a document
+is one piece), both trained here with tokenizers on the first 1 MB of each corpus.  Timed text: ``--mb`` MB from the middle of each corpus
 (held out from training and from warming), and of each ``--unseen`` text (``bench/heldout.py``:
 vim's help files, the C headers, vim's tutors in 30 languages; in no corpus, used to tune
 nothing; warmed on English), cut into 4 KB documents.  HF runs in a subprocess
@@ -14,13 +15,19 @@ Encodings in both: tokenizers' hold their ids in Rust, scantok's in a C buffer, 
 list on access), the same call followed by reading every ``.ids`` (``+ .ids``), and then ``encode``
 on a fresh tokenizer warmed on other text: neither has the timed documents in its caches.  Runs interleave; medians; every id list
 and offset list is compared with HF's.  MB/s of UTF-8.
+
+Then ``--long``: inputs that are one long piece (a million ``a``, a million spaces, a million
+random letters or base64 characters, 200K random CJK ideographs), ``encode`` of each by a fresh
+tokenizer in both libraries, milliseconds of CPU time, ids and offsets compared.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import random
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
@@ -48,6 +55,48 @@ t = time.process_time(); encs = [tok.encode(d) for d in docs]; enc = time.proces
 h = hashlib.sha256(json.dumps([ids, [e.offsets for e in encs]]).encode()).hexdigest()
 print(json.dumps({"fast": fast, "fast_ids": fast_ids, "encode": enc, "digest": h}))
 """
+
+
+# One long piece each (no space in a run of letters; the pre-tokenizers keep a run of spaces,
+# of CJK, of base64 letters whole): `encode` of each, a fresh tokenizer per call in both
+# libraries (no cache has seen it), CPU time.
+LONG = {
+    "a*1e6": lambda: "a" * 10**6,
+    "spaces*1e6+x": lambda: " " * 10**6 + "x",
+    "letters 1e6": lambda: "".join(random.Random(1).choices(string.ascii_lowercase, k=10**6)),
+    "base64 1e6": lambda: "".join(random.Random(2).choices(string.ascii_letters + string.digits + "+/", k=10**6)),
+    "CJK 2e5": lambda: "".join(random.Random(3).choices("的一是不了人我在有他这为之大来以个中上们", k=2 * 10**5)),
+}
+
+LONG_CHILD = r"""
+import json, sys, time
+from tokenizers import Tokenizer
+path, text_path = sys.argv[1:3]
+text = open(text_path, encoding="utf-8").read()
+tok = Tokenizer.from_file(path)
+t = time.process_time(); enc = tok.encode(text); dt = time.process_time() - t
+print(json.dumps({"time": dt, "ids": enc.ids, "offsets": enc.offsets}))
+"""
+
+
+def run_long(path: str, text: str, text_path: str, repeats: int) -> tuple[float, float, bool]:
+    """Median CPU seconds of one ``encode`` of text: scantok, HF (a subprocess with
+    RAYON_NUM_THREADS=1); and whether the ids and offsets are equal."""
+    import scantok
+
+    env = {**os.environ, "RAYON_NUM_THREADS": "1"}
+    ours, theirs, same = [], [], True
+    for _ in range(repeats):
+        out = subprocess.run([sys.executable, "-c", LONG_CHILD, path, text_path], env=env,
+                             capture_output=True, text=True, check=True)
+        hf = json.loads(out.stdout.strip().splitlines()[-1])
+        theirs.append(hf["time"])
+        tok = scantok.Tokenizer.from_file(path)
+        t = time.process_time()
+        enc = tok.encode(text)
+        ours.append(time.process_time() - t)
+        same = same and enc.ids == hf["ids"] and [list(o) for o in enc.offsets] == hf["offsets"]
+    return statistics.median(ours), statistics.median(theirs), same
 
 
 def docs_of(text: str) -> list[str]:
@@ -97,6 +146,23 @@ def gpt2_style_file(shared: Path, out: str) -> None:
     tok.save(out)
 
 
+def llama2_style_file(shared: Path, out: str) -> None:
+    """A Llama 2 / Mistral style file: BPE over characters with byte fallback, the normalizer
+    Prepend("▁") + Replace(" ", "▁") and no pre-tokenizer (a document is one piece), 32K
+    tokens trained here with tokenizers on the first 1 MB of each corpus."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, trainers
+
+    tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    special = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=special, show_progress=False, limit_alphabet=1000)
+    tok.train_from_iterator([t[i:i + DOC] for t in texts for i in range(0, len(t), DOC)], trainer)
+    tok.save(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", type=Path, default=Path(os.environ.get("SCANTOK_SHARED_DIR", DEFAULT_SHARED)))
@@ -104,6 +170,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
+    ap.add_argument("--files", default="deepseek_v3,gpt2_style,llama2_style",
+                    help="tokenizer files to time: deepseek_v3,gpt2_style,llama2_style")
+    ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
+                    + ",".join(LONG))
     args = ap.parse_args(argv)
 
     import scantok
@@ -111,7 +181,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         gpt2 = os.path.join(tmp, "gpt2_style.json")
         gpt2_style_file(args.shared, gpt2)
-        files = {"deepseek_v3": str(args.shared / "hf" / "deepseek_v3" / "tokenizer.json"), "gpt2_style": gpt2}
+        llama2 = os.path.join(tmp, "llama2_style.json")
+        llama2_style_file(args.shared, llama2)
+        files = {"deepseek_v3": str(args.shared / "hf" / "deepseek_v3" / "tokenizer.json"), "gpt2_style": gpt2,
+                 "llama2_style": llama2}
+        files = {k: v for k, v in files.items() if k in args.files.split(",")}
         print(f"{'file':12} {'corpus':6} | {'fast MB/s: scantok':>18} {'HF':>6} {'ratio':>7} | "
               f"{'+ .ids':>7} {'HF':>6} {'ratio':>7} | "
               f"{'encode MB/s: scantok':>20} {'HF':>6} {'ratio':>7} | same")
@@ -151,6 +225,17 @@ def main(argv=None) -> int:
                       f"{i_s:7.1f} {i_h:6.2f} {i_s / i_h:6.1f}x | "
                       f"{e_s:20.1f} {e_h:6.2f} {e_s / e_h:6.1f}x | {same}")
             print(f"  ({name}: scantok load {load:.2f} s; C path: {tok._stages is not None})")
+        longs = [k for k in args.long.split(",") if k]
+        if longs:
+            print(f"\n{'file':12} {'long piece':14} | {'encode ms: scantok':>18} {'HF':>8} {'ratio':>7} | same")
+        for name, path in files.items():
+            for k in longs:
+                text = LONG[k]()
+                tp = os.path.join(tmp, "long.txt")
+                with open(tp, "w", encoding="utf-8") as f:
+                    f.write(text)
+                t_s, t_h, same = run_long(path, text, tp, args.repeats)
+                print(f"{name:12} {k:14} | {t_s * 1e3:18.1f} {t_h * 1e3:8.1f} {t_h / t_s:6.1f}x | {same}")
     return 0
 
 

@@ -64,13 +64,13 @@ def test_gpt2_style_trained_on_mixed_scripts():
     check(tok.to_str(), tok, docs_of(rng, 120))
 
 
-def random_bpe_json(rng: random.Random) -> str:
+def random_bpe_json(rng: random.Random, *, shared_ids: bool = True) -> str:
     """A byte-level BPE file over a few one-, two- and three-byte characters: tokens cut from
     random text anywhere (straddling characters, ending inside them, holding them whole), and
     merges of every cut of them whose two parts are tokens too, in random order: ranks no BPE
     training would give (a merge may use a token that a later merge makes, a character's
-    second merge may rank below its first); now and then an id given to two strings, or a merge
-    listed twice."""
+    second merge may rank below its first); now and then (``shared_ids``) an id given to two
+    strings, or a merge listed twice."""
     def chars(raw: bytes) -> str:
         return "".join(BYTE_CHARS[b] for b in raw)
 
@@ -82,7 +82,7 @@ def random_bpe_json(rng: random.Random) -> str:
         tok = chars(text[i : i + rng.randint(2, 7)])
         if tok in vocab:
             continue
-        if next_id > 256 and rng.random() < 0.05:  # an id given to two strings, as a file may
+        if shared_ids and next_id > 256 and rng.random() < 0.05:  # an id given to two strings, as a file may
             vocab[tok] = rng.randrange(256, next_id)
         else:
             vocab[tok], next_id = next_id, next_id + 1

@@ -45,6 +45,8 @@ TESTS = [
     "tests/test_encoder_caches.py", "tests/test_encoding.py",
     # merges that start from pre-merged characters (bpe.c and hf_bpe.c), their tables
     "tests/test_premerge.py", "tests/test_hf_premerge.py",
+    # long pieces merged in windows, junctions checked; models over characters (hf_bpe.c)
+    "tests/test_hf_long_pieces.py", "tests/test_hf_char_bpe.py",
     # the short-text path: one C-API call (scantok._pylist.encode_small) for short str
     "tests/test_short_text_path.py",
     # str -> UTF-8 (cpyext/ucs_utf8.c): every kind, both paths, the bounded stores at the end

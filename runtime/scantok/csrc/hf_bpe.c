@@ -80,6 +80,16 @@ struct hfb_model {
     size_t self_mask, self_count;
     unsigned self_shift;
     struct premerge_tables *premerge; /* NULL: none (see hfb_build_premerge) */
+    int unique_ids;      /* no two vocabulary strings share an id (hfb_check_unique_ids) */
+    /* char mode (hfb_set_chars): code point -> id of the one-character tokens, open
+       addressing (key UINT32_MAX: empty); the byte fallback tokens <0xXX> (-1: missing; all -1
+       without byte_fallback); the unknown token (-1: none, -2: named but not in the vocabulary) */
+    uint32_t *char_keys;
+    uint32_t *char_ids;
+    size_t char_mask;
+    int32_t fallback[256];
+    int64_t unk_id;
+    int fuse_unk, byte_fallback;
     uint64_t generation; /* changes with every build step: caches of an older model are void */
 };
 
@@ -182,6 +192,8 @@ void hfb_free(hfb_model *m) {
     free(m->selfs);
     free(m->self_bits);
     free(m->premerge);
+    free(m->char_keys);
+    free(m->char_ids);
     free(m);
 }
 
@@ -574,9 +586,13 @@ static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size
     return k;
 }
 
-/* hfb_merge; raw as for merge_linear. */
+/* hfb_merge; raw as for merge_linear. A vocabulary that gives one id to two strings merges on
+   the heap whatever the length: tokenizers' heap then takes a stale entry whose pair has
+   changed into another pair with the same new id (vocabulary "ab" = "abx" = 10, merges "b x",
+   "a b", "bx y", "a bx": in "abxy" the entry of (a, b) merges (a, bx) at (a, b)'s rank, [10, 3];
+   the lowest rank first gives [0, 5]), and merge_heap_in checks entries as it does. */
 static size_t merge_any(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n, const uint8_t *raw) {
-    return n <= LINEAR_MAX ? merge_linear(m, ids, lens, n, raw) : merge_heap(m, ids, lens, n, raw);
+    return n <= LINEAR_MAX && m->unique_ids ? merge_linear(m, ids, lens, n, raw) : merge_heap(m, ids, lens, n, raw);
 }
 
 size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
@@ -962,6 +978,305 @@ done:
     return rc;
 }
 
+/* ---- long pieces ------------------------------------------------------------------------ */
+
+/* A piece of more than LINEAR_MAX bytes (a run of letters with no space, of spaces, of CJK, a
+   base64 blob) merged whole went to the heap: 190-310 ns a byte, 1.3-3x tokenizers' speed
+   where text of words runs 15-30x. Such a piece is merged in windows, as bpe.c's encode_long
+   merges tiktoken's, on the lemma rs-bpe's backtracking encoder rests on: a token sequence is
+   the merge of its bytes iff every adjacent pair (a, b) is compatible, i.e. the bytes of a then
+   b merge into exactly [a, b]. It holds for any merge that takes the lowest (rank, position)
+   pair first, where a pair's rank and new id follow from its two ids, as merge_linear's and
+   tokenizers' Word::merge_all do (its stale heap entries are checked against the pair's new
+   id, which for distinct tokens is the pair's own): until a boundary between two final tokens
+   is crossed, each side merges as it would alone and the two sides interleave by rank as they
+   do in the pair alone; so the first crossing would also happen in the pair, and no crossing
+   in the pair means none in the whole. A window's tokens up to a cut short of its end are
+   taken (a prefix of a merge's result), the next window starts there, and the one new pair
+   at the junction is checked by merging its bytes; a pair that is not compatible means the
+   cut was not a boundary: back off, widen the windows and redo. At the piece's start there is
+   no junction, so this ends; every adjacent pair taken has been checked.
+   A file may give one id to two strings: then tokenizers' stale entries can merge a pair by
+   another pair's rank, and the lemma is not known to hold: such models merge long pieces on
+   the heap (hfb_check_unique_ids). */
+#define LONG_CHUNK 224 /* a window of LONG_CHUNK + LONG_MARGIN bytes is merged by merge_linear */
+#define LONG_MARGIN 16
+_Static_assert(LONG_CHUNK + LONG_MARGIN <= LINEAR_MAX, "a window fits merge_linear");
+static size_t long_chunk = LONG_CHUNK, long_margin = LONG_MARGIN, long_min = LINEAR_MAX;
+static size_t long_pieces, long_failures; /* pieces merged in windows, junctions found not
+                                              compatible (statistics for tests) */
+static int windows_on = 1;   /* hfb_set_windows */
+
+void hfb_set_long_window(size_t chunk, size_t margin) {
+    long_chunk = chunk ? chunk : LONG_CHUNK;
+    long_margin = chunk ? margin : LONG_MARGIN;
+    long_min = chunk ? chunk + margin : LINEAR_MAX;
+}
+
+void hfb_long_window_stats(size_t *pieces, size_t *failures) {
+    *pieces = __atomic_load_n(&long_pieces, __ATOMIC_RELAXED);
+    *failures = __atomic_load_n(&long_failures, __ATOMIC_RELAXED);
+}
+
+int hfb_set_windows(int on) { return __atomic_exchange_n(&windows_on, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+int hfb_check_unique_ids(hfb_model *m, const uint32_t *ids, size_t n) {
+    uint64_t *seen = calloc(((size_t)m->n_ids + 63) / 64, sizeof *seen);
+    m->unique_ids = 0;
+    if (!seen) return -1;
+    int unique = 1;
+    for (size_t i = 0; i < n && unique; i++) {
+        uint32_t id = ids[i];
+        if (id >= m->n_ids || ((seen[id >> 6] >> (id & 63)) & 1)) unique = 0;
+        else seen[id >> 6] |= 1ull << (id & 63);
+    }
+    free(seen);
+    m->unique_ids = unique;
+    return unique;
+}
+
+/* Whether the initial symbols of a junction (na of token a, then nb of token b) merge into
+   exactly [a, b], a of the first na: 1 yes, 0 no, -1 out of memory. Byte mode: the symbols are
+   the bytes raw[0:na + nb]; else sym[0:na + nb]. */
+static int compatible(const hfb_model *m, const uint8_t *raw, const uint32_t *sym, size_t na, size_t nb,
+                      uint32_t a, uint32_t b) {
+    size_t n = na + nb;
+    uint32_t ids_s[64], lens_s[64], *ids = ids_s, *lens = lens_s;
+    if (n > 64) {
+        ids = malloc(n * sizeof *ids), lens = malloc(n * sizeof *lens);
+        if (!ids || !lens) {
+            free(ids), free(lens);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < n; i++) ids[i] = raw ? (uint32_t)m->byte_ids[raw[i]] : sym[i], lens[i] = 1;
+    size_t k = merge_any(m, ids, lens, n, raw);
+    int ok = k == SIZE_MAX ? -1 : k == 2 && ids[0] == a && ids[1] == b && lens[0] == na;
+    if (ids != ids_s) free(ids), free(lens);
+    return ok;
+}
+
+/* Grows *a (and *b, if b) to room for n entries; -1 on out of memory (the arrays stay). */
+static int grow2(uint32_t **a, uint32_t **b, size_t *cap, size_t n) {
+    if (n <= *cap) return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < n) c *= 2;
+    uint32_t *x = realloc(*a, c * sizeof *x);
+    if (!x) return -1;
+    *a = x;
+    if (b) {
+        if (!(x = realloc(*b, c * sizeof *x))) return -1;
+        *b = x;
+    }
+    *cap = c;
+    return 0;
+}
+
+/* The merge of a long piece of len initial symbols into out[] (room for len), in windows (see
+   above): byte mode, the bytes raw[0:len] (every byte has an id), else the symbols sym[0:len].
+   If counts is not NULL, counts[i] gets how many initial symbols token i covers. Returns the
+   number of tokens, or SIZE_MAX on out of memory. */
+static size_t merge_long(const hfb_model *m, const uint8_t *raw, const uint32_t *sym, size_t len,
+                         uint32_t *out, uint32_t *counts) {
+    size_t chunk = long_chunk, margin = long_margin;
+    uint32_t *olen = NULL, *wid = NULL, *wlen = NULL; /* the tokens' symbol counts; the window */
+    size_t ocap = 0, wcap = 0;
+    const size_t unit = raw ? 1 : sizeof *sym; /* bytes per symbol, as compared */
+    const uint8_t *base = raw ? raw : (const uint8_t *)sym;
+    /* the last junctions checked, by their symbols (up to 24 bytes of them) and cut: a run of
+       one letter or of spaces meets the same junction in every window */
+    struct { uint64_t w[3]; uint32_t n, alen; int ok; } seen[64];
+    size_t nout = 0, pos = 0, extra = 0, failures = 0, wk = 0, prev_pos = SIZE_MAX, prev_wn = 0;
+    __atomic_fetch_add(&long_pieces, 1, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < 64; i++) seen[i].n = 0;
+    while (pos < len) {
+        size_t cut = chunk + extra, wn = len - pos;
+        if (wn > cut + margin) wn = cut + margin;
+        else cut = wn;
+        /* a window with the symbols of the one before merges the same */
+        if (!(prev_pos != SIZE_MAX && wn == prev_wn &&
+              memcmp(base + prev_pos * unit, base + pos * unit, wn * unit) == 0)) {
+            if (grow2(&wid, &wlen, &wcap, wn)) goto nomem;
+            for (size_t i = 0; i < wn; i++)
+                wid[i] = raw ? (uint32_t)m->byte_ids[raw[pos + i]] : sym[pos + i], wlen[i] = 1;
+            wk = merge_any(m, wid, wlen, wn, raw ? raw + pos : NULL);
+            if (wk == SIZE_MAX) goto nomem;
+            prev_pos = pos, prev_wn = wn;
+        }
+        if (nout) {
+            uint32_t a = out[nout - 1], alen = olen[nout - 1], jn = alen + wlen[0];
+            const size_t at = pos - alen, kb = jn * unit;
+            int ok = -2;
+            size_t slot = 0;
+            uint64_t w[3] = {0, 0, 0};
+            if (kb <= 24) {
+                memcpy(w, base + at * unit, kb);
+                slot = (size_t)((key_hash(w, kb) ^ alen) * 0x9E3779B97F4A7C15ull >> 58);
+                if (seen[slot].n == kb && seen[slot].alen == alen && !((seen[slot].w[0] ^ w[0]) |
+                    (seen[slot].w[1] ^ w[1]) | (seen[slot].w[2] ^ w[2])))
+                    ok = seen[slot].ok;
+            }
+            if (ok == -2) {
+                ok = compatible(m, raw ? raw + at : NULL, raw ? NULL : sym + at, alen, wlen[0], a, wid[0]);
+                if (ok < 0) goto nomem;
+                if (kb <= 24) {
+                    memcpy(seen[slot].w, w, sizeof w);
+                    seen[slot].n = (uint32_t)kb, seen[slot].alen = alen, seen[slot].ok = ok;
+                }
+            }
+            if (!ok) {
+                __atomic_fetch_add(&long_failures, 1, __ATOMIC_RELAXED);
+                failures++;
+                /* this text has long-range merges: wider windows from now on, and back off at
+                   least `extra` symbols (doubling), never past the piece's start */
+                if (chunk < 1024) chunk *= 2;
+                if (margin < 512) margin = margin ? margin * 2 : 8;
+                extra = extra ? extra * 2 : chunk;
+                size_t back = 0;
+                while (nout && back < extra) back += olen[--nout];
+                pos -= back;
+                extra += back;
+                if (extra > len) extra = len; /* a window never needs more than the piece */
+                continue;
+            }
+        }
+        /* the window's tokens that end at or before the cut (at least one) */
+        size_t end = 0, k = 0;
+        while (k < wk) {
+            if (k > 0 && end + wlen[k] > cut) break;
+            end += wlen[k++];
+        }
+        if (grow2(&olen, NULL, &ocap, nout + k)) goto nomem;
+        memcpy(out + nout, wid, k * sizeof *out);
+        memcpy(olen + nout, wlen, k * sizeof *olen);
+        nout += k;
+        pos += end;
+        /* shrink back after a success; once failures are frequent (no real vocabulary gave
+           one) keep growing, which bounds the retries */
+        if (extra && failures * 64 < len) extra /= 2;
+    }
+    if (counts && nout) memcpy(counts, olen, nout * sizeof *counts);
+    free(olen), free(wid), free(wlen);
+    return nout;
+nomem:
+    free(olen), free(wid), free(wlen);
+    return SIZE_MAX;
+}
+
+/* ---- char mode ------------------------------------------------------------------------ */
+
+/* A model whose symbols are characters (SentencePiece-style files: Llama 2, Mistral; no
+   ByteLevel), where a document is often one piece (no pre-tokenizer): tokenizers' BPE
+   merge_word in C, long pieces in windows. */
+static inline size_t char_slot(uint32_t cp, size_t mask) {
+    return (size_t)(((uint64_t)cp * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
+                  const int32_t *fallback, int64_t unk_id, int fuse_unk) {
+    size_t cap = 16;
+    while (cap < 2 * n + 16) cap <<= 1;
+    uint32_t *keys = malloc(cap * sizeof *keys), *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys), free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++) keys[i] = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t sl = char_slot(cps[i], cap - 1);
+        while (keys[sl] != UINT32_MAX && keys[sl] != cps[i]) sl = (sl + 1) & (cap - 1);
+        keys[sl] = cps[i], vals[sl] = ids[i]; /* a character listed twice: the last id */
+    }
+    free(m->char_keys), free(m->char_ids);
+    m->char_keys = keys, m->char_ids = vals, m->char_mask = cap - 1;
+    m->byte_fallback = fallback != NULL;
+    for (int b = 0; b < 256; b++) m->fallback[b] = fallback ? fallback[b] : -1;
+    m->unk_id = unk_id;
+    m->fuse_unk = fuse_unk != 0;
+    return 0;
+}
+
+static inline int64_t char_id(const hfb_model *m, uint32_t cp) {
+    for (size_t sl = char_slot(cp, m->char_mask);; sl = (sl + 1) & m->char_mask) {
+        uint32_t k = m->char_keys[sl];
+        if (k == cp) return m->char_ids[sl];
+        if (k == UINT32_MAX) return -1;
+    }
+}
+
+int64_t hfb_tokenize_chars(const hfb_model *m, const uint8_t *data, size_t n, uint32_t *ids,
+                           uint32_t *starts, uint32_t *ends) {
+    if (!m->char_keys) return HFB_SLOW;
+    if (!n) return 0;
+    /* the initial symbols and their byte lengths (each at least one byte: at most n), and the
+       character index of every byte */
+    uint32_t *sym = malloc(n * sizeof *sym), *slen = malloc(n * sizeof *slen),
+             *char_of = malloc(n * sizeof *char_of), *counts = NULL;
+    int64_t rc = HFB_NOMEM;
+    size_t k = 0, nchars = 0, unk_len = 0;
+    int unk = 0; /* a pending unknown token of unk_len bytes */
+    if (!sym || !slen || !char_of) goto done;
+    for (size_t i = 0; i < n; nchars++) {
+        uint32_t b = data[i], cp, l = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        if (b >= 0x80 && (b < 0xC0 || i + l > n)) { /* not the UTF-8 of a str */
+            rc = HFB_SLOW;
+            goto done;
+        }
+        cp = l == 1 ? b : l == 2 ? b & 0x1F : l == 3 ? b & 0x0F : b & 0x07;
+        for (uint32_t j = 1; j < l; j++) cp = cp << 6 | (data[i + j] & 0x3F);
+        for (uint32_t j = 0; j < l; j++) char_of[i + j] = (uint32_t)nchars;
+        int64_t id = char_id(m, cp);
+        int fb = !(id >= 0) && m->byte_fallback;
+        for (uint32_t j = 0; fb && j < l; j++) fb = m->fallback[data[i + j]] >= 0;
+        if (id >= 0) {
+            if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len, unk = 0;
+            sym[k] = (uint32_t)id, slen[k++] = l;
+        } else if (fb) { /* as tokenizers: a pending unknown token stays pending */
+            for (uint32_t j = 0; j < l; j++) sym[k] = (uint32_t)m->fallback[data[i + j]], slen[k++] = 1;
+        } else if (m->unk_id == -2) { /* tokenizers fails: the caller raises its error */
+            rc = HFB_SLOW;
+            goto done;
+        } else if (m->unk_id >= 0) {
+            if (unk && m->fuse_unk) unk_len += l;
+            else {
+                if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
+                unk = 1, unk_len = l;
+            }
+        } /* else: no unknown token, the character is dropped */
+        i += l;
+    }
+    if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
+    size_t nt;
+    if (k > long_min && m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED)) {
+        if (!(counts = malloc(k * sizeof *counts))) goto done;
+        nt = merge_long(m, NULL, sym, k, ids, counts);
+        if (nt == SIZE_MAX) goto done;
+        /* byte lengths from the symbols each token covers */
+        for (size_t t = 0, q = 0; t < nt; t++) {
+            uint32_t bytes = 0;
+            for (uint32_t j = 0; j < counts[t]; j++) bytes += slen[q++];
+            counts[t] = bytes;
+        }
+    } else {
+        nt = merge_any(m, sym, slen, k, NULL);
+        if (nt == SIZE_MAX) goto done;
+        memcpy(ids, sym, nt * sizeof *ids);
+        counts = slen, slen = NULL;
+    }
+    /* offsets in characters, from the tokens' bytes counted one after another (a pending
+       unknown token comes after the fallback bytes that followed it, as in tokenizers) */
+    for (size_t t = 0, pos = 0; t < nt; t++) {
+        size_t a = pos, e = pos + counts[t];
+        pos = e;
+        starts[t] = a < n ? char_of[a] : (uint32_t)nchars;
+        ends[t] = e == 0 ? 0 : e <= n ? char_of[e - 1] + 1 : (uint32_t)nchars;
+    }
+    rc = (int64_t)nt;
+done:
+    free(sym), free(slen), free(char_of), free(counts);
+    return rc;
+}
+
 /* A piece the short cache does not hold (slot: its slot there, or NULL when the piece is too
    long for it): the long-piece store, else merge and remember.  Out of line: the cache hit
    path stays small. */
@@ -998,7 +1313,9 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
             if (id < 0) return HFB_SLOW;
             out[i] = (uint32_t)id;
         }
-        k = merge_any(m, out, NULL, len, p);
+        k = len > long_min && m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED)
+                ? merge_long(m, p, NULL, len, out, NULL)
+                : merge_any(m, out, NULL, len, p);
         if (k == SIZE_MAX) return HFB_NOMEM;
     }
     if (slot && k <= CACHE_IDS) {

@@ -67,6 +67,34 @@ int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t se
 /* Whether merges start from pre-merged characters (on by default); for tests, which compare
    with it off. Returns the previous setting. */
 int hfb_set_premerge(int on);
+/* Whether the vocabulary (ids[0:n], its ids) gives no id to two strings: then pieces of more
+   than 248 symbols merge in windows whose junctions are checked, shorter ones by a scan for the
+   lowest rank (hf_bpe.c, "long pieces"); else every piece merges on tokenizers' heap, whose
+   stale entries can then merge a pair by another pair's rank. Until it is called, a model
+   takes the heap. Call it before hfb_build_selfs and hfb_build_premerge. Returns 1 (unique),
+   0 (an id repeats), or -1 on out of memory (then as 0). */
+int hfb_check_unique_ids(hfb_model *m, const uint32_t *ids, size_t n);
+/* Whether long pieces merge in windows (on by default); for tests, which compare with it off.
+   Returns the previous setting. */
+int hfb_set_windows(int on);
+/* Tests: windows of chunk + margin bytes for every piece longer than that (chunk 0: the
+   defaults, 224 + 16 for pieces over 248 bytes); and, since the process started, how many
+   pieces were merged in windows and how many junctions were found not compatible (each
+   costs a back-off). */
+void hfb_set_long_window(size_t chunk, size_t margin);
+void hfb_long_window_stats(size_t *pieces, size_t *failures);
+/* Char mode (a model whose symbols are characters, no prefix or suffix): the one-character
+   tokens (code point cps[i] has id ids[i]), fallback[256] the ids of the tokens <0x00>..<0xFF>
+   (-1 missing) or NULL without byte_fallback, unk_id the unknown token's id (-1: none, -2:
+   named but not in the vocabulary), fuse_unk. Returns 0 or -1 on out of memory. */
+int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
+                  const int32_t *fallback, int64_t unk_id, int fuse_unk);
+/* Char mode: the tokens of one piece, the UTF-8 data[0:n] of a str (surrogatepass), as
+   tokenizers' BPE: ids (room for n) and each token's offsets in characters of the piece.
+   Returns the count, HFB_SLOW (no char mode, or tokenizers would fail: the caller's path
+   raises its error) or HFB_NOMEM. */
+int64_t hfb_tokenize_chars(const hfb_model *m, const uint8_t *data, size_t n, uint32_t *ids,
+                           uint32_t *starts, uint32_t *ends);
 hfb_cache *hfb_cache_new(void);
 void hfb_cache_free(hfb_cache *c);
 #define HFB_SLOW -2

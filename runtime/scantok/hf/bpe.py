@@ -88,6 +88,11 @@ def _merge_ids_c(vocab: dict[str, int], merges: list, plen: int):
     return out[0], out[1], out[2]
 
 
+# pieces of at least this many characters are tokenized in C (hfb_tokenize_chars); shorter ones
+# (words, under a pre-tokenizer) in Python, behind a cache of the pieces seen
+_C_CHARS_MIN = 32
+
+
 class WordLevelModel:
     """A piece is one token: its id, or the unk token's."""
 
@@ -137,6 +142,8 @@ class BPEModel:
             self._unk_id = self.vocab.get(self.unk_token)
         self._local = threading.local()
         self._chars_cache: dict[str, list] = {}
+        self._chars_set = False
+        self._chars_lock = threading.Lock()
         ids = _merge_ids_c(self.vocab, merges, plen)
         if ids is None:
             ids = self._merge_ids_py(merges, plen, where)
@@ -210,6 +217,10 @@ class BPEModel:
         self._keep = (byte_ids, tok_len, whole)
         lib.hfb_set_bytes(self._model, ffi.cast("int32_t *", byte_ids.ctypes.data),
                           ffi.cast("uint32_t *", tok_len.ctypes.data), whole if whole is not None else ffi.NULL)
+        # long pieces in windows (hf_bpe.c), where no id is given to two strings
+        vids = np.fromiter(self.vocab.values(), dtype=np.uint32, count=len(self.vocab))
+        if lib.hfb_check_unique_ids(self._model, ffi.cast("uint32_t *", vids.ctypes.data), len(vids)) < 0:
+            raise MemoryError
         # the characters a merge may start from already merged (hfb_build_premerge)
         if rec is not None and self.byte_mode:
             if lib.hfb_build_premerge(self._model, rec[0], len(self.vocab), rec[1], ffi.cast("uint32_t *", ids.ctypes.data),
@@ -246,6 +257,10 @@ class BPEModel:
     # -- char mode --
     def tokenize(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) of the tokens of one piece; offsets are str indices in ``text``."""
+        if len(text) >= _C_CHARS_MIN and self.prefix is None and self.suffix is None:
+            out = self._tokenize_chars_c(text)
+            if out is not None:
+                return out
         hit = self._chars_cache.get(text)
         if hit is not None:
             return hit
@@ -253,6 +268,54 @@ class BPEModel:
         if len(self._chars_cache) < 100_000:
             self._chars_cache[text] = out
         return out
+
+    def _chars_ready(self) -> bool:
+        """The C model's one-character tokens, byte fallback and unknown token (hfb_set_chars),
+        set on the first long piece."""
+        if self._chars_set:
+            return True
+        with self._chars_lock:
+            if not self._chars_set:
+                import numpy as np
+
+                ffi, lib = self._ffi, self._lib
+                ones = [(ord(t), i) for t, i in self.vocab.items() if len(t) == 1]
+                cps = np.array([c for c, _ in ones], dtype=np.uint32)
+                ids = np.array([i for _, i in ones], dtype=np.uint32)
+                fb = None
+                if self.byte_fallback:
+                    fb = np.array([self.vocab.get(f"<0x{b:02X}>", -1) for b in range(256)], dtype=np.int32)
+                unk = -1 if self.unk_token is None else (-2 if self._unk_id is None else self._unk_id)
+                self._chars_keep = (cps, ids, fb)
+                if lib.hfb_set_chars(self._model, ffi.cast("uint32_t *", cps.ctypes.data),
+                                     ffi.cast("uint32_t *", ids.ctypes.data), len(ones),
+                                     ffi.cast("int32_t *", fb.ctypes.data) if fb is not None else ffi.NULL,
+                                     unk, int(self.fuse_unk)) < 0:
+                    raise MemoryError
+                self._chars_set = True
+        return True
+
+    def _tokenize_chars_c(self, text: str) -> list[tuple[int, int, int]] | None:
+        """tokenize() of a long piece in C (hfb_tokenize_chars: the same tokens, long pieces
+        merged in windows); None where the Python path must run (it raises tokenizers' error)."""
+        import numpy as np
+
+        if self.ignore_merges:
+            i = self.vocab.get(text)
+            if i is not None:
+                return [(i, 0, len(text))]
+        self._chars_ready()
+        ffi, lib = self._ffi, self._lib
+        data = text.encode("utf-8", "surrogatepass")
+        n = len(data)
+        ids, st, en = (np.empty(n, dtype=np.uint32) for _ in range(3))
+        k = lib.hfb_tokenize_chars(self._model, data, n, ffi.cast("uint32_t *", ids.ctypes.data),
+                                   ffi.cast("uint32_t *", st.ctypes.data), ffi.cast("uint32_t *", en.ctypes.data))
+        if k == lib.HFB_NOMEM:
+            raise MemoryError
+        if k < 0:
+            return None
+        return list(zip(ids[:k].tolist(), st[:k].tolist(), en[:k].tolist()))
 
     def _tokenize_chars(self, text: str) -> list[tuple[int, int, int]]:
         if not text:

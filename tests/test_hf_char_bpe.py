@@ -1,0 +1,143 @@
+"""scantok.Tokenizer on BPE models whose symbols are characters (SentencePiece-style files:
+Llama 2, Mistral; no ByteLevel): byte_fallback, unk_token, fuse_unk. With no pre-tokenizer a
+document is one piece, tokenized in C (``hfb_tokenize_chars``: tokenizers' merge_word, the
+pending unknown token after the fallback bytes that follow it included) and merged in windows
+when it is long (``tests/test_hf_long_pieces.py``). Ids and offsets must be tokenizers', with
+windows and without, and with tiny windows that force back-offs."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+pytest.importorskip("numpy")
+pytest.importorskip("tokenizers")
+
+import scantok  # noqa: E402
+from scantok.hf import bpe as hf_bpe  # noqa: E402
+from tokenizers import Tokenizer as HFTokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
+
+from test_hf_long_pieces import stats, window_size, windows  # noqa: E402
+from test_premerge import mixed_text  # noqa: E402
+
+BYTE_TOKENS = [f"<0x{b:02X}>" for b in range(256)]
+
+
+def train_char_bpe(rng: random.Random, *, byte_fallback: bool, unk: bool, fuse_unk: bool,
+                   pre_tokenizer=None, limit_alphabet: int = 120) -> str:
+    """A Llama 2 style file: Prepend("▁") and Replace(" ", "▁"), no pre-tokenizer (or the one
+    given), BPE over characters trained on mixed scripts with a small alphabet, so that many
+    characters are not tokens (byte fallback or the unknown token)."""
+    tok = HFTokenizer(models.BPE(byte_fallback=byte_fallback, unk_token="<unk>" if unk else None,
+                                 fuse_unk=fuse_unk))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    if pre_tokenizer is not None:
+        tok.pre_tokenizer = pre_tokenizer
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    special = ["<unk>", "<s>", "</s>"] + (BYTE_TOKENS if byte_fallback else [])
+    trainer = trainers.BpeTrainer(vocab_size=len(special) + 1500, special_tokens=special, show_progress=False,
+                                  limit_alphabet=limit_alphabet)
+    tok.train_from_iterator([mixed_text(rng, rng.randint(1, 600)) for _ in range(400)], trainer)
+    return tok.to_str()
+
+
+def texts_of(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for _ in range(n):
+        t = mixed_text(rng, rng.randint(0, 3000))
+        if rng.random() < 0.2:  # characters no training text had: byte fallback or unknown
+            t += "".join(rng.choices("😀🇩🇪ꙮ𝔘∰", k=rng.randint(1, 20))) + t[: rng.randint(0, 300)]
+        out.append(t)
+    return out + ["", " ", "a", "😀" * 400, "ab" * 700]
+
+
+def check(js: str, texts: list[str]) -> None:
+    hf = HFTokenizer.from_str(js)
+    want = [hf.encode(t) for t in texts]
+    want_fast = [e.ids for e in hf.encode_batch_fast(texts)]
+    for on in (True, False):
+        with windows(on):
+            ours = scantok.Tokenizer.from_str(js)
+            got = [ours.encode(t) for t in texts]
+            assert [e.ids for e in got] == [e.ids for e in want], on
+            assert [e.offsets for e in got] == [e.offsets for e in want], on
+            assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == want_fast, on
+            assert ours.decode_batch([e.ids for e in got]) == hf.decode_batch([e.ids for e in want]), on
+
+
+@pytest.mark.parametrize("byte_fallback,unk,fuse_unk", [(True, True, True), (True, False, False),
+                                                        (False, True, True), (False, True, False),
+                                                        (False, False, False)])
+def test_llama2_style(byte_fallback, unk, fuse_unk):
+    rng = random.Random(f"llama2 {byte_fallback} {unk} {fuse_unk}")
+    js = train_char_bpe(rng, byte_fallback=byte_fallback, unk=unk, fuse_unk=fuse_unk)
+    before = stats()[0]
+    check(js, texts_of(rng, 40))
+    assert stats()[0] > before  # long documents were merged in windows
+
+
+@pytest.mark.parametrize("fuse_unk", [True, False])
+def test_byte_fallback_with_missing_bytes(fuse_unk):
+    """byte_fallback where some byte tokens are missing: a four-byte character becomes the
+    unknown token, and an unknown character after it falls back to bytes while the unknown
+    token stays pending, so that it comes after those bytes (tokenizers' order)."""
+    rng = random.Random(f"missing bytes {fuse_unk}")
+    js = json.loads(train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=fuse_unk))
+    for b in range(0xF0, 0xF5):
+        del js["model"]["vocab"][f"<0x{b:02X}>"]
+    js = json.dumps(js)
+    texts = texts_of(rng, 20)
+    texts += ["".join(rng.choices(["😀", "ꙮ", "∰", "a", " ", "é", "𝔘"], k=rng.randint(1, 900))) for _ in range(20)]
+    check(js, texts)
+
+
+@pytest.mark.parametrize("chunk,margin", [(1, 0), (3, 1), (16, 4)])
+def test_llama2_style_tiny_windows(chunk, margin):
+    rng = random.Random(f"llama2 windows {chunk} {margin}")
+    js = train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=True)
+    with window_size(chunk, margin):
+        check(js, texts_of(rng, 12))
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_metaspace_pre_tokenizer(split):
+    """Llama 2 as converted by newer transformers: Metaspace(prepend_scheme="first") as the
+    pre-tokenizer, no normalizer; split=False keeps a document one piece."""
+    rng = random.Random(f"metaspace {split}")
+    js = json.loads(train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=True))
+    js["normalizer"] = None
+    js["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": split}
+    check(json.dumps(js), texts_of(rng, 20))
+
+
+def test_unknown_token_not_in_vocabulary():
+    """unk_token named but missing: tokenizers fails on a character it needs it for; so does
+    scantok (the C path hands such a piece to the Python one, which raises the error)."""
+    rng = random.Random("missing unk")
+    js = json.loads(train_char_bpe(rng, byte_fallback=False, unk=True, fuse_unk=True))
+    js["model"]["unk_token"] = "<nope>"
+    js = json.dumps(js)
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    text = "ab " * 20 + "😀" + "cd " * 20
+    with pytest.raises(Exception):
+        hf.encode(text)
+    with pytest.raises(Exception):
+        ours.encode(text)
+    fine = "ab " * 40  # no unknown character: both encode it
+    assert ours.encode(fine).ids == hf.encode(fine).ids
+
+
+def test_short_and_long_pieces_agree():
+    """The C path (pieces of _C_CHARS_MIN characters or more) and the Python one agree on the
+    same piece."""
+    rng = random.Random("c and python")
+    js = train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=False)
+    model = scantok.Tokenizer.from_str(js)._model
+    for _ in range(200):
+        piece = mixed_text(rng, rng.randint(1, 120)) + "".join(rng.choices("😀ꙮ", k=rng.randint(0, 3)))
+        want = model._tokenize_chars(piece)
+        got = model._tokenize_chars_c(piece)
+        assert got == want, piece
+    assert hf_bpe._C_CHARS_MIN > 1

@@ -1,0 +1,240 @@
+"""scantok.Tokenizer's long pieces (hf_bpe.c, "long pieces"): a piece of more than 248 bytes
+is merged in windows whose junctions are checked by merging the two tokens' bytes, backing off
+with wider windows where a junction is not compatible. The ids and offsets must be tokenizers',
+and the same as merging the whole piece at once (``hfb_set_windows(0)``), with the default
+windows and with tiny ones that put a junction in nearly every piece and force back-offs; a
+vocabulary that gives one id to two strings merges long pieces whole."""
+from __future__ import annotations
+
+import json
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("numpy")
+pytest.importorskip("tokenizers")
+
+import scantok  # noqa: E402
+from scantok._native import ffi, lib  # noqa: E402
+from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+
+from test_hf_premerge import random_bpe_json  # noqa: E402
+from test_premerge import ALPHABET, mixed_text, switched  # noqa: E402
+
+NO_SPACE = [c for c in ALPHABET if c.isalpha()]  # a run of these is one piece (a word)
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+if not SHARED.exists():
+    SHARED = Path("/work/shared")
+DEEPSEEK = SHARED / "hf" / "deepseek_v3" / "tokenizer.json"
+
+# runs that make one long piece under a byte-level pre-tokenizer: letters without a space,
+# spaces, newlines, CJK, base64-like text, words glued together, accented and two-byte text
+RUNS = ["ab", "aab" + string.ascii_lowercase, string.ascii_letters, " ", "\n", "\t ", "ее",
+        "的是一不了人我在", "あいうえおかき", "abcabcx", "é", "=-", "Zürich", "ABCDEFabcdef0123456789+/",
+        "thequickbrownfoxjumps"]
+
+
+def windows(on: bool):
+    return switched(lib.hfb_set_windows, on)
+
+
+class window_size:
+    """Windows of chunk + margin bytes for every piece longer than that, for the block."""
+
+    def __init__(self, chunk: int, margin: int):
+        self.chunk, self.margin = chunk, margin
+
+    def __enter__(self):
+        lib.hfb_set_long_window(self.chunk, self.margin)
+
+    def __exit__(self, *exc):
+        lib.hfb_set_long_window(0, 0)
+
+
+def stats() -> tuple[int, int]:
+    pieces, failures = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.hfb_long_window_stats(pieces, failures)
+    return pieces[0], failures[0]
+
+
+def long_texts(rng: random.Random, n: int, lo: int = 249, hi: int = 3000) -> list[str]:
+    out = []
+    for _ in range(n):
+        run = rng.choice(RUNS)
+        text = "".join(rng.choices(run, k=rng.randint(lo, hi)))
+        if rng.random() < 0.3:  # several pieces, some long
+            text = text + " " + mixed_text(rng, rng.randint(1, 200)) + " " + text[::-1]
+        out.append(text)
+    return out
+
+
+def check(json_str: str, hf: HFTokenizer, texts: list[str], *, offsets: bool = True) -> None:
+    want = [e.ids for e in hf.encode_batch_fast(texts)]
+    want_offsets = [hf.encode(t).offsets for t in texts] if offsets else None
+    for on in (True, False):
+        with windows(on):
+            ours = scantok.Tokenizer.from_str(json_str)  # a new model: its caches start empty
+            assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == want, on
+            if offsets:
+                got = [ours.encode(t) for t in texts]
+                assert [e.ids for e in got] == want, on
+                assert [e.offsets for e in got] == want_offsets, on
+
+
+def gpt2_style_json(rng: random.Random) -> str:
+    tok = HFTokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=3000, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    # runs of spaces, letters and CJK in the training text: merges of long tokens of them
+    text = [mixed_text(rng, rng.randint(1, 400)) for _ in range(300)]
+    text += ["".join(rng.choices(run, k=rng.randint(1, 64))) for run in RUNS for _ in range(20)]
+    tok.train_from_iterator(text, trainer)
+    return tok.to_str()
+
+
+@pytest.fixture(scope="module")
+def gpt2_style():
+    js = gpt2_style_json(random.Random("gpt2 style, long pieces"))
+    return js, HFTokenizer.from_str(js)
+
+
+@pytest.fixture(scope="module")
+def deepseek():
+    return DEEPSEEK.read_text(encoding="utf-8"), HFTokenizer.from_file(str(DEEPSEEK))
+
+
+@pytest.mark.parametrize("which", ["gpt2_style", "deepseek"])
+def test_long_pieces_default_windows(which, request):
+    js, hf = request.getfixturevalue(which)
+    before = stats()[0]
+    check(js, hf, long_texts(random.Random(which), 40))
+    assert stats()[0] > before  # the windows were used
+
+
+@pytest.mark.parametrize("chunk,margin", [(1, 0), (2, 0), (3, 1), (8, 4), (40, 8)])
+@pytest.mark.parametrize("which", ["gpt2_style", "deepseek"])
+def test_long_pieces_tiny_windows(which, chunk, margin, request):
+    """Windows of a few bytes: nearly every piece has junctions, many not compatible."""
+    js, hf = request.getfixturevalue(which)
+    rng = random.Random(f"{which} {chunk} {margin}")
+    texts = long_texts(rng, 8, 20, 600) + [mixed_text(rng, rng.randint(1, 300)) for _ in range(20)]
+    with window_size(chunk, margin):
+        check(js, hf, texts, offsets=chunk < 3)
+
+
+def test_back_offs_happen():
+    """Tiny windows over runs whose merges reach far: junctions fail and are redone."""
+    js = gpt2_style_json(random.Random("back-offs"))
+    hf = HFTokenizer.from_str(js)
+    texts = [" " * 500 + "x", "ab" * 300, "\n" * 700, "的是" * 200]
+    _, failures = stats()
+    with window_size(1, 0):
+        check(js, hf, texts)
+    assert stats()[1] > failures
+
+
+def test_random_merge_orders():
+    """Vocabularies whose merges come in random order (a merge may use a token a later merge
+    makes), every piece of three bytes or more windowed."""
+    rng = random.Random("long pieces, random merge orders")
+    for i in range(60):
+        js = random_bpe_json(rng, shared_ids=False)
+        hf = HFTokenizer.from_str(js)
+        docs = ["".join(rng.choices(ALPHABET, k=rng.randint(1, 80))) for _ in range(20)]
+        docs += ["".join(rng.choices(NO_SPACE, k=rng.randint(250, 600))) for _ in range(3)]
+        with window_size(*[(1, 0), (2, 1), (4, 0), (0, 0)][i % 4]):
+            check(js, hf, docs, offsets=False)
+
+
+def test_one_id_for_two_strings_merges_whole():
+    """A vocabulary that gives one id to two strings: tokenizers' heap can then merge a pair by
+    another pair's rank, so long pieces are merged whole (no windows), and still exactly."""
+    rng = random.Random("shared ids")
+    seen = 0
+    for _ in range(40):
+        js = random_bpe_json(rng)
+        model = scantok.Tokenizer.from_str(js)
+        vocab = json.loads(js)["model"]["vocab"]
+        if len(set(vocab.values())) == len(vocab):
+            continue
+        seen += 1
+        hf = HFTokenizer.from_str(js)
+        docs = ["".join(rng.choices(NO_SPACE, k=rng.randint(250, 600))) for _ in range(4)]
+        before = stats()[0]
+        assert [e.ids for e in model.encode_batch_fast(docs, num_threads=1)] == \
+            [e.ids for e in hf.encode_batch_fast(docs)]
+        assert stats()[0] == before  # merged whole
+    assert seen
+
+
+def test_one_id_for_two_strings_stale_heap_entry():
+    """tokenizers' heap, when "ab" and "abx" share id 10: the entry pushed for (a, b) is still
+    taken after b became bx, since (a, bx) has the same new id, and merges at (a, b)'s rank
+    ("abxy": [10, 3], where the lowest rank first gives [0, 5]). Such a vocabulary merges every
+    piece on the heap, which checks entries as tokenizers does (found by a review)."""
+    vocab = {c: i for i, c in enumerate("abxy")}
+    vocab.update({"bx": 4, "ab": 10, "abx": 10, "bxy": 5})
+    js = json.dumps({"version": "1.0", "model": {"type": "BPE", "vocab": vocab,
+                                                  "merges": ["b x", "a b", "bx y", "a bx"]},
+                     "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                       "use_regex": False}})
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    texts = ["abxy", "abx", "zabxy", "abxyabxy", "ab" * 200 + "xy"]
+    assert [ours.encode(t).ids for t in texts] == [hf.encode(t).ids for t in texts]
+    assert hf.encode("abxy").ids == [10, 3]
+
+
+def test_shared_ids_random():
+    """Random vocabularies where a token and a longer one share an id (as above, by chance),
+    merges in random order: every piece as tokenizers merges it."""
+    rng = random.Random("shared ids, stale entries")
+    letters = "abcxy"
+    for _ in range(300):
+        vocab = {c: i for i, c in enumerate(letters)}
+        toks = set()
+        while len(toks) < 12:
+            w = "".join(rng.choices(letters, k=rng.randint(2, 5)))
+            toks.add(w)
+        nid = len(vocab)
+        for w in sorted(toks):
+            if w not in vocab:
+                vocab[w], nid = nid, nid + 1
+        # a longer token w + c takes w's id, and w's tail + c is a token (so that the pair
+        # after w's first letter can grow into the one that makes w + c)
+        for _ in range(2):
+            w = rng.choice([t for t in vocab if 2 <= len(t) <= 3])
+            c = rng.choice(letters)
+            if w[1:] + c not in vocab:
+                vocab[w[1:] + c], nid = nid, nid + 1
+            vocab[w + c] = vocab[w]
+        merges = [f"{w[:c]} {w[c:]}" for w in vocab for c in range(1, len(w))
+                  if w[:c] in vocab and w[c:] in vocab]
+        rng.shuffle(merges)
+        js = json.dumps({"version": "1.0", "model": {"type": "BPE", "vocab": vocab, "merges": merges},
+                         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                           "use_regex": False}})
+        hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+        texts = ["".join(rng.choices(letters, k=rng.randint(1, 12))) for _ in range(30)]
+        assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == \
+            [e.ids for e in hf.encode_batch_fast(texts)], js
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: "a" * 10**6, lambda: " " * 10**6 + "x",
+     lambda: "".join(random.Random(1).choices(string.ascii_lowercase, k=10**6)),
+     lambda: "".join(random.Random(2).choices("的是一不了人我在有他这", k=2 * 10**5))],
+    ids=["a_1e6", "spaces_1e6_x", "random_letters_1e6", "cjk_2e5"],
+)
+def test_pathological_inputs(make, deepseek, gpt2_style):
+    text = make()
+    for js, hf in (deepseek, gpt2_style):
+        ours = scantok.Tokenizer.from_str(js)
+        got, want = ours.encode(text), hf.encode(text)
+        assert got.ids == want.ids
+        assert got.offsets == want.offsets
