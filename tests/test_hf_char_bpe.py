@@ -63,6 +63,9 @@ def check(js: str, texts: list[str]) -> None:
             got = [ours.encode(t) for t in texts]
             assert [e.ids for e in got] == [e.ids for e in want], on
             assert [e.offsets for e in got] == [e.offsets for e in want], on
+            assert [e.tokens for e in got] == [e.tokens for e in want], on
+            assert [e.word_ids for e in got] == [e.word_ids for e in want], on
+            assert [e.special_tokens_mask for e in got] == [e.special_tokens_mask for e in want], on
             assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == want_fast, on
             assert ours.decode_batch([e.ids for e in got]) == hf.decode_batch([e.ids for e in want]), on
 
@@ -110,6 +113,34 @@ def test_metaspace_pre_tokenizer(split):
     js["normalizer"] = None
     js["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": split}
     check(json.dumps(js), texts_of(rng, 20))
+
+
+def test_llama2_style_with_template_and_added_tokens():
+    """A Llama 2 file as shipped: <s> before each sequence (TemplateProcessing), added special
+    tokens in the text (the general path), pairs, truncation and padding on the fast path's
+    records."""
+    rng = random.Random("llama2 template")
+    js = json.loads(train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=True))
+    vocab = js["model"]["vocab"]
+    js["added_tokens"] = [{"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                           "normalized": False, "special": True} for t in ("<unk>", "<s>", "</s>")]
+    js["post_processor"] = {"type": "TemplateProcessing",
+                            "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                            "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                                     {"SpecialToken": {"id": "<s>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                            "special_tokens": {"<s>": {"id": "<s>", "ids": [vocab["<s>"]], "tokens": ["<s>"]}}}
+    js = json.dumps(js)
+    texts = texts_of(rng, 12) + ["hello </s> world " * 5, "<s>" + mixed_text(rng, 200)]
+    check(js, texts)
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    for t in (hf, ours):
+        t.enable_truncation(50)
+        t.enable_padding(length=64)
+    pairs = [(texts[i], texts[i + 1]) for i in range(0, 10, 2)]
+    for (a, b) in pairs:
+        x, y = ours.encode(a, b), hf.encode(a, b)
+        assert (x.ids, x.offsets, x.type_ids, x.attention_mask) == (y.ids, y.offsets, y.type_ids, y.attention_mask)
+        assert [o.ids for o in x.overflowing] == [o.ids for o in y.overflowing]
 
 
 def test_unknown_token_not_in_vocabulary():

@@ -298,12 +298,18 @@ class BPEModel:
     def _tokenize_chars_c(self, text: str) -> list[tuple[int, int, int]] | None:
         """tokenize() of a long piece in C (hfb_tokenize_chars: the same tokens, long pieces
         merged in windows); None where the Python path must run (it raises tokenizers' error)."""
+        r = self.tokenize_arrays(text)
+        return None if r is None else list(zip(r[0].tolist(), r[1].tolist(), r[2].tolist()))
+
+    def tokenize_arrays(self, text: str):
+        """tokenize() of a piece (prefix and suffix None) in C as three numpy uint32 arrays
+        (ids, starts, ends), or None where the Python path must run."""
         import numpy as np
 
         if self.ignore_merges:
             i = self.vocab.get(text)
             if i is not None:
-                return [(i, 0, len(text))]
+                return tuple(np.array([x], dtype=np.uint32) for x in (i, 0, len(text)))
         self._chars_ready()
         ffi, lib = self._ffi, self._lib
         data = text.encode("utf-8", "surrogatepass")
@@ -315,7 +321,7 @@ class BPEModel:
             raise MemoryError
         if k < 0:
             return None
-        return list(zip(ids[:k].tolist(), st[:k].tolist(), en[:k].tolist()))
+        return ids[:k], st[:k], en[:k]
 
     def _tokenize_chars(self, text: str) -> list[tuple[int, int, int]]:
         if not text:

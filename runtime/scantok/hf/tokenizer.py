@@ -29,7 +29,7 @@ except ImportError:
 from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
 from .added_tokens import AddedToken, AddedVocabulary, with_tokenizers_ids
 from .args import is_bool
-from .bpe import BPEModel, WordLevelModel
+from .bpe import _C_CHARS_MIN, BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
 from .encoding import Encoding, _pylist, record, windows
 from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
@@ -61,6 +61,30 @@ def _checked_id(i, where: str) -> int:
 __all__ = ["Tokenizer", "Encoding"]
 
 _BEHAVIOR_CODE = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNext": 3, "Contiguous": 4}
+
+
+def _char_fast(obj: Mapping, model, ops: list) -> tuple[str, str] | None:
+    """(p, r) when the normalizer is exactly Prepend(p) then Replace(" ", r) with r one
+    character and there is no pre-tokenizer, on a BPE model over characters (no prefix, no
+    suffix): Llama 2 and Mistral as converted by transformers (legacy). Then a segment's
+    normalized text and alignments follow from str.replace (_encode_chars_fast)."""
+    norm = obj.get("normalizer")
+    if ops or not isinstance(model, BPEModel):  # (no pre-tokenizer: no ByteLevel either)
+        return None
+    if model.prefix is not None or model.suffix is not None:
+        return None
+    if not isinstance(norm, Mapping) or norm.get("type") != "Sequence":
+        return None
+    steps = norm.get("normalizers")
+    if not isinstance(steps, list) or len(steps) != 2:
+        return None
+    pre, rep = steps
+    if not (isinstance(pre, Mapping) and pre.get("type") == "Prepend" and isinstance(pre.get("prepend"), str)):
+        return None
+    if not (isinstance(rep, Mapping) and rep.get("type") == "Replace" and rep.get("pattern") == {"String": " "}
+            and isinstance(rep.get("content"), str) and len(rep["content"]) == 1):
+        return None
+    return pre["prepend"], rep["content"]
 
 
 class _Piece:
@@ -295,6 +319,7 @@ class Tokenizer:
         self._obj = obj
         self._norm = _norm_steps(obj.get("normalizer"), extended=True)
         self._ops = pretok_ops(obj.get("pre_tokenizer"))
+        self._char_fast = _char_fast(obj, self._model, self._ops)
         added = with_tokenizers_ids(obj.get("added_tokens") or [], self._model.vocab)
         if added != (obj.get("added_tokens") or []):
             obj = self._obj = {**obj, "added_tokens": added}  # to_str writes tokenizers' ids
@@ -589,6 +614,9 @@ class Tokenizer:
                     words.append(w)
                 w += 1
                 continue
+            if self._char_fast is not None and not added.has_normalized:
+                w = self._encode_chars_fast(text[a:b], a, ids, offs, words, w)
+                continue
             ns = _NS(text[a:b], track=offsets or self._first_scheme)
             for step in self._norm:
                 step(ns)
@@ -608,6 +636,61 @@ class Tokenizer:
             elif ns.text:
                 w = self._encode_segment(ns, 0, len(ns.text), a, ids, offs, words, w)
         return ids, offs, matched
+
+    def _encode_chars_fast(self, seg: str, base: int, ids: list, offs: list | None, words: list | None,
+                           w: int) -> int:
+        """_encode_segment of a text segment under the normalizer Prepend(p) + Replace(" ", r)
+        and no pre-tokenizer (_char_fast): the normalized text is p + seg with every space
+        replaced, one piece, whose character i >= len(p) comes from character i - len(p) of seg
+        and whose prefix from its first character; no alignment list is made."""
+        if not seg:
+            return w
+        pre, rep = self._char_fast
+        norm = pre + seg.replace(" ", rep)
+        k = len(pre)
+        r = self._model.tokenize_arrays(norm) if len(norm) >= _C_CHARS_MIN else None
+        if r is None:  # short, or the Python path's error
+            toks = self._model.tokenize(norm)
+            ids.extend([t[0] for t in toks])
+            if offs is not None:
+                offs.extend([(base + (a - k if a > k else 0), base + (b - k if b - k > 1 else 1)) for _, a, b in toks])
+            n = len(toks)
+        else:
+            import numpy as np
+
+            tid, st, en = r
+            ids.extend(tid.tolist())
+            if offs is not None:
+                st, en = st.astype(np.int64), en.astype(np.int64)
+                offs.extend(zip((np.maximum(st - k, 0) + base).tolist(), (np.maximum(en - k, 1) + base).tolist()))
+            n = len(tid)
+        if words is not None:
+            words.extend([w] * n)
+        return w + 1
+
+    def _chars_fast_record(self, text: str, type_id: int) -> dict | None:
+        """_model_record of a text with no added token in it, under _char_fast, by one C call
+        and the lists made in C (as the ByteLevel path's); None for a short text or where the
+        Python path must run."""
+        import numpy as np
+
+        _check_text(text, "")  # tokenizers fails on a lone surrogate (the C call would take it)
+        pre, rep = self._char_fast
+        norm = pre + text.replace(" ", rep) if text else ""
+        if len(norm) < _C_CHARS_MIN:
+            return None
+        r = self._model.tokenize_arrays(norm)
+        if r is None:
+            return None
+        tid, st, en = r
+        k, n = len(pre), len(tid)
+        # the prefix comes from the first character; character i >= k from character i - k
+        st = np.maximum(st.astype(np.int64) - k, 0).astype(np.uint32)
+        en = np.maximum(en.astype(np.int64) - k, 1).astype(np.uint32)
+        buf = np.concatenate([tid, st, en]).tobytes()
+        pyl = _pylist()
+        return record(pyl.ids_to_list((buf, 0), n), pyl.tokens_to_list((buf, 0), n, self._token_table()),
+                      pyl.spans_to_list((buf, n), (buf, 2 * n), n, 0), [type_id] * n, None, [0] * n)
 
     def _lazy_wraps(self, fast: bool = False, overflowing: bool = False):
         """For add_special_tokens False and True: (prefix, suffix, sequence type id) the
@@ -786,6 +869,11 @@ class Tokenizer:
                 return record(pyl.ids_to_list((r, 0), n), pyl.tokens_to_list((r, 0), n, self._token_table()),
                               pyl.spans_to_list((r, n), (r, 2 * n), n, 0), [type_id] * n, None,
                               pyl.ids_to_list((r, 3 * n), n))
+        if self._char_fast is not None and not self._added.has_normalized and \
+                not (self._has_added and self._added.matches(text)):
+            rec = self._chars_fast_record(text, type_id)
+            if rec is not None:
+                return rec
         words: list = []
         ids, offs, matched = self._encode_raw(text, offsets, words)
         n = len(ids)
