@@ -143,6 +143,18 @@ def test_llama2_style_with_template_and_added_tokens():
         assert [o.ids for o in x.overflowing] == [o.ids for o in y.overflowing]
 
 
+@pytest.mark.parametrize("prefix", [" ", "x ", "▁▁", "ab"])
+def test_prepend_other_prefixes(prefix):
+    """Prepend with another prefix: Replace runs after it, so a space in the prefix becomes the
+    replacement too (found by a campaign: prefix " " gave [3, 2] for "a", tokenizers [1, 2])."""
+    vocab = {"<unk>": 0, "▁": 1, "a": 2, " ": 3, "x": 4, "b": 5, "x▁": 6, "▁a": 7}
+    js = json.dumps({"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": prefix}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+        "pre_tokenizer": None, "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": False, "byte_fallback": False,
+                                         "vocab": vocab, "merges": ["x ▁", "▁ a"]}})
+    check(js, ["a", "a" * 40, " a b" * 30, "", " ", "xa " * 20])
+
+
 def test_unknown_token_not_in_vocabulary():
     """unk_token named but missing: tokenizers fails on a character it needs it for; so does
     scantok (the C path hands such a piece to the Python one, which raises the error)."""

@@ -84,7 +84,9 @@ def _char_fast(obj: Mapping, model, ops: list) -> tuple[str, str] | None:
     if not (isinstance(rep, Mapping) and rep.get("type") == "Replace" and rep.get("pattern") == {"String": " "}
             and isinstance(rep.get("content"), str) and len(rep["content"]) == 1):
         return None
-    return pre["prepend"], rep["content"]
+    # Replace runs after Prepend: a space in the prefix is replaced too (found by a campaign);
+    # one character for one, so the prefix keeps its length
+    return pre["prepend"].replace(" ", rep["content"]), rep["content"]
 
 
 class _Piece:
