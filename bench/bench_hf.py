@@ -5,7 +5,9 @@
 Files: DeepSeek V3's tokenizer.json (three Split regexes + ByteLevel, byte-level BPE), a
 GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE) and a Llama 2 style one (BPE
 over characters with byte fallback, Prepend + Replace normalizer, no pre-tokenizer: a document
-is one piece), both trained here with tokenizers on the first 1 MB of each corpus.  Timed text: ``--mb`` MB from the middle of each corpus
+is one piece), all trained here with tokenizers on the first 1 MB of each corpus; and the Llama
+2 style file trained as SentencePiece trains (``sp_style``: on words that start with "▁", so
+that no token joins two words, as in Llama 2's vocabulary).  Timed text: ``--mb`` MB from the middle of each corpus
 (held out from training and from warming), and of each ``--unseen`` text (``bench/heldout.py``:
 vim's help files, the C headers, vim's tutors in 30 languages; in no corpus, used to tune
 nothing; warmed on English), cut into 4 KB documents.  HF runs in a subprocess
@@ -163,6 +165,28 @@ def llama2_style_file(shared: Path, out: str) -> None:
     tok.save(out)
 
 
+def sentencepiece_style_file(shared: Path, out: str) -> None:
+    """The same, trained as SentencePiece trains (on words that start with "▁": Metaspace with
+    split) and saved as Llama 2's conversion is (Prepend + Replace, no pre-tokenizer): no token
+    holds "▁" after another character, so scantok merges a document word by word."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    special = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=special, show_progress=False, limit_alphabet=1000)
+    tok.train_from_iterator([t[i:i + DOC] for t in texts for i in range(0, len(t), DOC)], trainer)
+    js = json.loads(tok.to_str())
+    js["pre_tokenizer"] = None
+    js["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
+                                                            {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
+    js["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+    Path(out).write_text(json.dumps(js, ensure_ascii=False), encoding="utf-8")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", type=Path, default=Path(os.environ.get("SCANTOK_SHARED_DIR", DEFAULT_SHARED)))
@@ -170,8 +194,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
-    ap.add_argument("--files", default="deepseek_v3,gpt2_style,llama2_style",
-                    help="tokenizer files to time: deepseek_v3,gpt2_style,llama2_style")
+    ap.add_argument("--files", default="deepseek_v3,gpt2_style,llama2_style,sp_style",
+                    help="tokenizer files to time: deepseek_v3,gpt2_style,llama2_style,sp_style")
     ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
                     + ",".join(LONG))
     args = ap.parse_args(argv)
@@ -181,11 +205,15 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         gpt2 = os.path.join(tmp, "gpt2_style.json")
         gpt2_style_file(args.shared, gpt2)
-        llama2 = os.path.join(tmp, "llama2_style.json")
-        llama2_style_file(args.shared, llama2)
+        wanted = args.files.split(",")
         files = {"deepseek_v3": str(args.shared / "hf" / "deepseek_v3" / "tokenizer.json"), "gpt2_style": gpt2,
-                 "llama2_style": llama2}
-        files = {k: v for k, v in files.items() if k in args.files.split(",")}
+                 "llama2_style": os.path.join(tmp, "llama2_style.json"),
+                 "sp_style": os.path.join(tmp, "sp_style.json")}
+        if "llama2_style" in wanted:
+            llama2_style_file(args.shared, files["llama2_style"])
+        if "sp_style" in wanted:
+            sentencepiece_style_file(args.shared, files["sp_style"])
+        files = {k: v for k, v in files.items() if k in wanted}
         print(f"{'file':12} {'corpus':6} | {'fast MB/s: scantok':>18} {'HF':>6} {'ratio':>7} | "
               f"{'+ .ids':>7} {'HF':>6} {'ratio':>7} | "
               f"{'encode MB/s: scantok':>20} {'HF':>6} {'ratio':>7} | same")

@@ -43,6 +43,25 @@ def train_char_bpe(rng: random.Random, *, byte_fallback: bool, unk: bool, fuse_u
     return tok.to_str()
 
 
+def train_sp_style(rng: random.Random, *, byte_fallback: bool, unk: bool, fuse_unk: bool) -> str:
+    """A SentencePiece-style file: trained on words that start with "▁" (Metaspace, split),
+    then saved as Llama 2's conversion has it (Prepend + Replace, no pre-tokenizer), so that no
+    token holds "▁" after another character and documents merge word by word (hf_bpe.c)."""
+    tok = HFTokenizer(models.BPE(byte_fallback=byte_fallback, unk_token="<unk>" if unk else None, fuse_unk=fuse_unk))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    special = ["<unk>", "<s>", "</s>"] + (BYTE_TOKENS if byte_fallback else [])
+    trainer = trainers.BpeTrainer(vocab_size=len(special) + 1500, special_tokens=special, show_progress=False,
+                                  limit_alphabet=120)
+    text = [mixed_text(rng, rng.randint(1, 600)) for _ in range(400)]
+    text += ["".join(rng.choices(["a", "b", " ", "  ", "    ", "ab", "的是"], k=rng.randint(1, 60))) for _ in range(100)]
+    tok.train_from_iterator(text, trainer)
+    js = json.loads(tok.to_str())
+    js["pre_tokenizer"] = None
+    js["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
+                                                            {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
+    return json.dumps(js)
+
+
 def texts_of(rng: random.Random, n: int) -> list[str]:
     out = []
     for _ in range(n):
@@ -94,6 +113,40 @@ def test_byte_fallback_with_missing_bytes(fuse_unk):
     texts = texts_of(rng, 20)
     texts += ["".join(rng.choices(["😀", "ꙮ", "∰", "a", " ", "é", "𝔘"], k=rng.randint(1, 900))) for _ in range(20)]
     check(js, texts)
+
+
+@pytest.mark.parametrize("byte_fallback,unk,fuse_unk", [(True, True, True), (True, False, False),
+                                                        (False, True, False), (False, False, False)])
+def test_sentencepiece_style_words(byte_fallback, unk, fuse_unk):
+    """Word by word (a cut before each "▁" after another character, words of one-character
+    tokens cached per thread): the same tokens as tokenizers, with runs of spaces, fallback
+    bytes and unknown tokens across the cuts, on a fresh tokenizer and on one whose cache is
+    warm, and with byte tokens missing."""
+    rng = random.Random(f"sp {byte_fallback} {unk} {fuse_unk}")
+    js = train_sp_style(rng, byte_fallback=byte_fallback, unk=unk, fuse_unk=fuse_unk)
+    model = scantok.Tokenizer.from_str(js)._model
+    model._chars_ready()
+    assert model._chars_keep[3] is not None  # words on
+    texts = texts_of(rng, 30) + ["a  b   c" * 40, "   " + "😀 a" * 100, "ab😀 😀ab ꙮ" * 60]
+    check(js, texts)
+    check(js, texts + texts[::-1])  # repeated: cache hits
+    if byte_fallback:
+        j = json.loads(js)
+        for b in range(0xF0, 0xF5):
+            del j["model"]["vocab"][f"<0x{b:02X}>"]
+        check(json.dumps(j), texts)
+
+
+def test_words_off_where_a_token_crosses():
+    """A vocabulary with a token that holds "▁" after another character (tokenizers trained on
+    whole documents: "of▁") merges whole pieces (in windows), not word by word."""
+    rng = random.Random("crossing")
+    js = train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=True)
+    vocab = json.loads(js)["model"]["vocab"]
+    assert any(hf_bpe._INNER_SPACE.search(t) for t in vocab)
+    model = scantok.Tokenizer.from_str(js)._model
+    model._chars_ready()
+    assert model._chars_keep[3] is None
 
 
 @pytest.mark.parametrize("chunk,margin", [(1, 0), (3, 1), (16, 4)])

@@ -90,6 +90,7 @@ struct hfb_model {
     int32_t fallback[256];
     int64_t unk_id;
     int fuse_unk, byte_fallback;
+    const uint32_t *u8len; /* char mode with words: the UTF-8 length of every id's string */
     uint64_t generation; /* changes with every build step: caches of an older model are void */
 };
 
@@ -110,7 +111,7 @@ typedef struct self_slot {
     uint32_t id;
 } self_slot;
 
-typedef struct {
+typedef struct cache_slot_s {
     uint64_t key[CACHE_KEY / 8]; /* the piece's bytes, zero-padded */
     uint32_t klen;               /* 0: empty (pieces are never empty) */
     uint32_t nids;
@@ -142,10 +143,12 @@ typedef struct {
    texts of at most SCRATCH_KEEP bytes (28 bytes per text byte: 7 MiB at most). */
 #define SCRATCH_KEEP (1u << 18)
 
+#define WORD_BITS 15 /* char mode's word cache: 2^WORD_BITS slots (2 MiB), made on first use */
 struct hfb_cache {
     scratch s;
     const hfb_model *model;
     uint64_t generation;
+    struct cache_slot_s *words; /* char mode (hfb_tokenize_chars), NULL until used */
     long_entry *longs[LONG_SLOTS];
     cache_slot slots[1u << CACHE_BITS] __attribute__((aligned(64)));
 };
@@ -723,6 +726,7 @@ void hfb_cache_free(hfb_cache *c) {
     if (!c) return;
     scratch_free(&c->s);
     clear_longs(c);
+    free(c->words);
     free(c);
 }
 
@@ -783,6 +787,8 @@ static void cache_sync(const hfb_model *m, hfb_cache *c) {
         if (c->model) { /* a new cache is zero already (hfb_cache_new) */
             memset(c->slots, 0, sizeof c->slots);
             clear_longs(c);
+            free(c->words);
+            c->words = NULL;
         }
         c->model = m;
         c->generation = m->generation;
@@ -1173,7 +1179,7 @@ static inline size_t char_slot(uint32_t cp, size_t mask) {
 }
 
 int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
-                  const int32_t *fallback, int64_t unk_id, int fuse_unk) {
+                  const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len) {
     size_t cap = 16;
     while (cap < 2 * n + 16) cap <<= 1;
     uint32_t *keys = malloc(cap * sizeof *keys), *vals = malloc(cap * sizeof *vals);
@@ -1193,6 +1199,7 @@ int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t
     for (int b = 0; b < 256; b++) m->fallback[b] = fallback ? fallback[b] : -1;
     m->unk_id = unk_id;
     m->fuse_unk = fuse_unk != 0;
+    m->u8len = u8len;
     return 0;
 }
 
@@ -1204,27 +1211,30 @@ static inline int64_t char_id(const hfb_model *m, uint32_t cp) {
     }
 }
 
-int64_t hfb_tokenize_chars(const hfb_model *m, const uint8_t *data, size_t n, uint32_t *ids,
-                           uint32_t *starts, uint32_t *ends) {
-    if (!m->char_keys) return HFB_SLOW;
-    if (!n) return 0;
-    /* the initial symbols and their byte lengths (each at least one byte: at most n), and the
-       character index of every byte */
-    uint32_t *sym = malloc(n * sizeof *sym), *slen = malloc(n * sizeof *slen),
-             *char_of = malloc(n * sizeof *char_of), *counts = NULL;
-    int64_t rc = HFB_NOMEM;
-    size_t k = 0, nchars = 0, unk_len = 0;
+/* Words (u8len set, unique ids, windows on, a cache): a piece is cut before each "▁" that
+   follows another character, and its words are merged one by one, the words of up to
+   CACHE_KEY bytes that are all one-character tokens kept in the cache's word table. Exact:
+   u8len is set only for a vocabulary where no token holds "▁" after a character other than
+   "▁" (hf/bpe.py), and a merge across a cut would make such a token (its new token is the
+   two tokens' strings joined, which the vocabulary must hold); so no merge crosses a cut, and
+   each word merges as it does alone (its pairs' lowest rank is the whole's wherever it falls in
+   the word). The tokens of SentencePiece vocabularies (Llama 2, Mistral) start with "▁"; runs
+   of "▁" ("▁▁▁▁") are not cut. Such a word's symbols are those of its bytes alone: the "▁"
+   that starts the next word is a token and ends a pending unknown token. */
+static inline int is_cut(const uint8_t *p) { return p[0] == 0xE2 && p[1] == 0x96 && p[2] == 0x81; }
+
+/* The symbols of the UTF-8 data[a:b] (each a character's token, its <0xXX> bytes, or the
+   unknown token) into sym[]/slen[] (byte lengths): their count, or -1 (tokenizers fails here:
+   an unknown token named but not in the vocabulary). *plain: every one a character's token. */
+static int64_t symbolize(const hfb_model *m, const uint8_t *data, size_t a, size_t b, uint32_t *sym,
+                         uint32_t *slen, int *plain) {
+    size_t k = 0, unk_len = 0;
     int unk = 0; /* a pending unknown token of unk_len bytes */
-    if (!sym || !slen || !char_of) goto done;
-    for (size_t i = 0; i < n; nchars++) {
-        uint32_t b = data[i], cp, l = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-        if (b >= 0x80 && (b < 0xC0 || i + l > n)) { /* not the UTF-8 of a str */
-            rc = HFB_SLOW;
-            goto done;
-        }
-        cp = l == 1 ? b : l == 2 ? b & 0x1F : l == 3 ? b & 0x0F : b & 0x07;
+    *plain = 1;
+    for (size_t i = a; i < b;) {
+        uint32_t c0 = data[i], cp, l = c0 < 0x80 ? 1 : c0 < 0xE0 ? 2 : c0 < 0xF0 ? 3 : 4;
+        cp = l == 1 ? c0 : l == 2 ? c0 & 0x1F : l == 3 ? c0 & 0x0F : c0 & 0x07;
         for (uint32_t j = 1; j < l; j++) cp = cp << 6 | (data[i + j] & 0x3F);
-        for (uint32_t j = 0; j < l; j++) char_of[i + j] = (uint32_t)nchars;
         int64_t id = char_id(m, cp);
         int fb = !(id >= 0) && m->byte_fallback;
         for (uint32_t j = 0; fb && j < l; j++) fb = m->fallback[data[i + j]] >= 0;
@@ -1232,48 +1242,116 @@ int64_t hfb_tokenize_chars(const hfb_model *m, const uint8_t *data, size_t n, ui
             if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len, unk = 0;
             sym[k] = (uint32_t)id, slen[k++] = l;
         } else if (fb) { /* as tokenizers: a pending unknown token stays pending */
+            *plain = 0;
             for (uint32_t j = 0; j < l; j++) sym[k] = (uint32_t)m->fallback[data[i + j]], slen[k++] = 1;
-        } else if (m->unk_id == -2) { /* tokenizers fails: the caller raises its error */
-            rc = HFB_SLOW;
-            goto done;
+        } else if (m->unk_id == -2) {
+            return -1;
         } else if (m->unk_id >= 0) {
+            *plain = 0;
             if (unk && m->fuse_unk) unk_len += l;
             else {
                 if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
                 unk = 1, unk_len = l;
             }
-        } /* else: no unknown token, the character is dropped */
+        } else *plain = 0; /* no unknown token: the character is dropped */
         i += l;
     }
     if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
-    size_t nt;
-    if (k > long_min && m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED)) {
-        if (!(counts = malloc(k * sizeof *counts))) goto done;
-        nt = merge_long(m, NULL, sym, k, ids, counts);
-        if (nt == SIZE_MAX) goto done;
-        /* byte lengths from the symbols each token covers */
-        for (size_t t = 0, q = 0; t < nt; t++) {
-            uint32_t bytes = 0;
-            for (uint32_t j = 0; j < counts[t]; j++) bytes += slen[q++];
-            counts[t] = bytes;
+    return (int64_t)k;
+}
+
+int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
+                           uint32_t *starts, uint32_t *ends) {
+    if (!m->char_keys) return HFB_SLOW;
+    if (!n) return 0;
+    /* symbols and their byte lengths (each at least one byte: at most n), each token's byte
+       length, and the character index of every byte */
+    uint32_t *sym = malloc(n * sizeof *sym), *slen = malloc(n * sizeof *slen),
+             *char_of = malloc(n * sizeof *char_of), *blen = malloc(n * sizeof *blen), *counts = NULL;
+    int64_t rc = HFB_NOMEM;
+    size_t nchars = 0, nt = 0;
+    if (!sym || !slen || !char_of || !blen) goto done;
+    for (size_t i = 0; i < n; nchars++) {
+        uint32_t c0 = data[i], l = c0 < 0x80 ? 1 : c0 < 0xE0 ? 2 : c0 < 0xF0 ? 3 : 4;
+        if (c0 >= 0x80 && (c0 < 0xC0 || i + l > n)) { /* not the UTF-8 of a str */
+            rc = HFB_SLOW;
+            goto done;
         }
-    } else {
-        nt = merge_any(m, sym, slen, k, NULL);
-        if (nt == SIZE_MAX) goto done;
-        memcpy(ids, sym, nt * sizeof *ids);
-        counts = slen, slen = NULL;
+        for (uint32_t j = 0; j < l; j++) char_of[i + j] = (uint32_t)nchars;
+        i += l;
+    }
+    const int windows = m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED);
+    const int words = windows && m->u8len && c;
+    if (words) {
+        cache_sync(m, c);
+        if (!c->words && !(c->words = calloc((size_t)1 << WORD_BITS, sizeof(cache_slot)))) goto done;
+    }
+    for (size_t a = 0; a < n;) {
+        size_t b = n;
+        if (words) /* the next "▁" after a character other than "▁" */
+            for (size_t i = a + 1; i + 3 <= n; i++)
+                if (is_cut(data + i) && !(i >= 3 && is_cut(data + i - 3))) {
+                    b = i;
+                    break;
+                }
+        cache_slot *slot = NULL;
+        uint64_t w[3] = {0, 0, 0};
+        if (words && b - a <= CACHE_KEY) {
+            memcpy(w, data + a, b - a);
+            slot = &c->words[(key_hash(w, b - a) >> (64 - WORD_BITS)) & ~(size_t)1];
+            for (int way = 0; way < 2 && slot; way++) {
+                const cache_slot *h = &slot[way];
+                if (h->klen == b - a && !((h->key[0] ^ w[0]) | (h->key[1] ^ w[1]) | (h->key[2] ^ w[2]))) {
+                    for (uint32_t j = 0; j < h->nids; j++) ids[nt + j] = h->ids[j], blen[nt + j] = m->u8len[h->ids[j]];
+                    nt += h->nids;
+                    goto next;
+                }
+            }
+        }
+        int plain;
+        int64_t k = symbolize(m, data, a, b, sym, slen, &plain);
+        if (k < 0) {
+            rc = HFB_SLOW;
+            goto done;
+        }
+        size_t kt;
+        if ((size_t)k > long_min && windows) {
+            if (!counts && !(counts = malloc(n * sizeof *counts))) goto done;
+            kt = merge_long(m, NULL, sym, (size_t)k, ids + nt, counts);
+            if (kt == SIZE_MAX) goto done;
+            for (size_t t = 0, q = 0; t < kt; t++) { /* byte lengths from the symbols covered */
+                uint32_t bytes = 0;
+                for (uint32_t j = 0; j < counts[t]; j++) bytes += slen[q++];
+                blen[nt + t] = bytes;
+            }
+        } else {
+            kt = merge_any(m, sym, slen, (size_t)k, NULL);
+            if (kt == SIZE_MAX) goto done;
+            memcpy(ids + nt, sym, kt * sizeof *ids);
+            memcpy(blen + nt, slen, kt * sizeof *blen);
+        }
+        if (slot && plain && kt <= CACHE_IDS) {
+            if (slot[0].klen) slot[1] = slot[0];
+            memcpy(slot->key, w, sizeof slot->key);
+            slot->klen = (uint32_t)(b - a);
+            slot->nids = (uint32_t)kt;
+            for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[nt + j];
+        }
+        nt += kt;
+    next:
+        a = b;
     }
     /* offsets in characters, from the tokens' bytes counted one after another (a pending
        unknown token comes after the fallback bytes that followed it, as in tokenizers) */
     for (size_t t = 0, pos = 0; t < nt; t++) {
-        size_t a = pos, e = pos + counts[t];
+        size_t x = pos, e = pos + blen[t];
         pos = e;
-        starts[t] = a < n ? char_of[a] : (uint32_t)nchars;
+        starts[t] = x < n ? char_of[x] : (uint32_t)nchars;
         ends[t] = e == 0 ? 0 : e <= n ? char_of[e - 1] + 1 : (uint32_t)nchars;
     }
     rc = (int64_t)nt;
 done:
-    free(sym), free(slen), free(char_of), free(counts);
+    free(sym), free(slen), free(char_of), free(blen), free(counts);
     return rc;
 }
 

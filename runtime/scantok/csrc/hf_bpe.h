@@ -86,14 +86,18 @@ void hfb_long_window_stats(size_t *pieces, size_t *failures);
 /* Char mode (a model whose symbols are characters, no prefix or suffix): the one-character
    tokens (code point cps[i] has id ids[i]), fallback[256] the ids of the tokens <0x00>..<0xFF>
    (-1 missing) or NULL without byte_fallback, unk_id the unknown token's id (-1: none, -2:
-   named but not in the vocabulary), fuse_unk. Returns 0 or -1 on out of memory. */
+   named but not in the vocabulary), fuse_unk; u8len (or NULL), the UTF-8 length of every id's
+   string, only for a vocabulary where no token holds "▁" after another character: then pieces
+   are merged word by word (hf_bpe.c, "words"). The model keeps the pointer. Returns 0 or -1
+   on out of memory. */
 int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
-                  const int32_t *fallback, int64_t unk_id, int fuse_unk);
+                  const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len);
 /* Char mode: the tokens of one piece, the UTF-8 data[0:n] of a str (surrogatepass), as
-   tokenizers' BPE: ids (room for n) and each token's offsets in characters of the piece.
+   tokenizers' BPE: ids (room for n) and each token's offsets in characters of the piece; c
+   (this thread's cache, or NULL) keeps words.
    Returns the count, HFB_SLOW (no char mode, or tokenizers would fail: the caller's path
    raises its error) or HFB_NOMEM. */
-int64_t hfb_tokenize_chars(const hfb_model *m, const uint8_t *data, size_t n, uint32_t *ids,
+int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
                            uint32_t *starts, uint32_t *ends);
 hfb_cache *hfb_cache_new(void);
 void hfb_cache_free(hfb_cache *c);

@@ -10,6 +10,8 @@ in C.
 """
 from __future__ import annotations
 
+import re
+
 import threading
 from typing import Any, Mapping
 
@@ -91,6 +93,8 @@ def _merge_ids_c(vocab: dict[str, int], merges: list, plen: int):
 # pieces of at least this many characters are tokenized in C (hfb_tokenize_chars); shorter ones
 # (words, under a pre-tokenizer) in Python, behind a cache of the pieces seen
 _C_CHARS_MIN = 32
+# a "▁" after another character inside a token: then a merge may cross the start of a word
+_INNER_SPACE = re.compile("[^\u2581]\u2581")
 
 
 class WordLevelModel:
@@ -286,11 +290,20 @@ class BPEModel:
                 if self.byte_fallback:
                     fb = np.array([self.vocab.get(f"<0x{b:02X}>", -1) for b in range(256)], dtype=np.int32)
                 unk = -1 if self.unk_token is None else (-2 if self._unk_id is None else self._unk_id)
-                self._chars_keep = (cps, ids, fb)
+                # words (hf_bpe.c): a piece cut before each "▁" that follows another character
+                # merges word by word where no token holds such a "▁" (a merge across a cut
+                # would make one): SentencePiece vocabularies, whose tokens start with "▁"
+                u8len = None
+                if "\u2581" in self.vocab and not any(_INNER_SPACE.search(t) for t in self.vocab):
+                    u8len = np.zeros(max(self.vocab.values()) + 1, dtype=np.uint32)
+                    for t, i in self.vocab.items():
+                        u8len[i] = len(t.encode("utf-8", "surrogatepass"))
+                self._chars_keep = (cps, ids, fb, u8len)
                 if lib.hfb_set_chars(self._model, ffi.cast("uint32_t *", cps.ctypes.data),
                                      ffi.cast("uint32_t *", ids.ctypes.data), len(ones),
                                      ffi.cast("int32_t *", fb.ctypes.data) if fb is not None else ffi.NULL,
-                                     unk, int(self.fuse_unk)) < 0:
+                                     unk, int(self.fuse_unk),
+                                     ffi.cast("uint32_t *", u8len.ctypes.data) if u8len is not None else ffi.NULL) < 0:
                     raise MemoryError
                 self._chars_set = True
         return True
@@ -315,7 +328,7 @@ class BPEModel:
         data = text.encode("utf-8", "surrogatepass")
         n = len(data)
         ids, st, en = (np.empty(n, dtype=np.uint32) for _ in range(3))
-        k = lib.hfb_tokenize_chars(self._model, data, n, ffi.cast("uint32_t *", ids.ctypes.data),
+        k = lib.hfb_tokenize_chars(self._model, self.cache(), data, n, ffi.cast("uint32_t *", ids.ctypes.data),
                                    ffi.cast("uint32_t *", st.ctypes.data), ffi.cast("uint32_t *", en.ctypes.data))
         if k == lib.HFB_NOMEM:
             raise MemoryError
