@@ -126,7 +126,8 @@ def test_sentencepiece_style_words(byte_fallback, unk, fuse_unk):
     js = train_sp_style(rng, byte_fallback=byte_fallback, unk=unk, fuse_unk=fuse_unk)
     model = scantok.Tokenizer.from_str(js)._model
     model._chars_ready()
-    assert model._chars_keep[3] is not None  # words on
+    # words on, unless a character can be dropped (no unknown token, no byte fallback)
+    assert (model._chars_keep[3] is not None) == (byte_fallback or unk)
     texts = texts_of(rng, 30) + ["a  b   c" * 40, "   " + "😀 a" * 100, "ab😀 😀ab ꙮ" * 60]
     check(js, texts)
     check(js, texts + texts[::-1])  # repeated: cache hits
@@ -135,6 +136,38 @@ def test_sentencepiece_style_words(byte_fallback, unk, fuse_unk):
         for b in range(0xF0, 0xF5):
             del j["model"]["vocab"][f"<0x{b:02X}>"]
         check(json.dumps(j), texts)
+
+
+def _legacy(vocab: dict, merges: list, *, unk=None, byte_fallback=False) -> str:
+    return json.dumps({"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+        "pre_tokenizer": None, "model": {"type": "BPE", "unk_token": unk, "fuse_unk": False,
+                                         "byte_fallback": byte_fallback, "vocab": vocab, "merges": merges}})
+
+
+RUNS = {"▁": 0, "▁▁": 1, "▁▁▁": 2, "a": 3, "b": 4}
+
+
+@pytest.mark.parametrize("case", ["dropped", "fallback_missing", "unk_is_space", "unk_empty"])
+def test_words_need_the_symbol_before_a_cut(case):
+    """The word path's argument needs the symbol before a cut to end in a character other than
+    "▁" (found by a helper's campaign): a character dropped (no unknown token, no byte token
+    for it) leaves "▁" there ("▁▁Q▁b": tokenizers merges "▁▁▁" across the cut), and so does an
+    unknown token spelled "▁" or "". Such models merge whole pieces."""
+    if case == "dropped":
+        js = _legacy(RUNS, [["▁", "▁"], ["▁▁", "▁"]])
+    elif case == "fallback_missing":
+        vocab = {**RUNS, **{f"<0x{b:02X}>": 5 + b for b in range(256) if b != 0x51}}
+        js = _legacy(vocab, [["▁", "▁"], ["▁▁", "▁"]], byte_fallback=True)
+    elif case == "unk_is_space":
+        js = _legacy({"▁": 0, "▁▁": 1, "a": 2, "b": 3}, [["▁", "▁"]], unk="▁")
+    else:
+        js = _legacy({"": 0, "▁": 1, "▁▁": 2, "▁▁▁": 3, "a": 4, "b": 5}, [["", "▁"], ["▁", "▁"], ["▁▁", "▁"]], unk="")
+    texts = ["a" * 32 + " Q b", "a" * 32 + "  Q b", "a" * 40 + "  Q  Q b Q" * 10]
+    check(js, texts)
+    model = scantok.Tokenizer.from_str(js)._model
+    model._chars_ready()
+    assert model._chars_keep[3] is None  # merged whole
 
 
 def test_words_off_where_a_token_crosses():

@@ -292,9 +292,15 @@ class BPEModel:
                 unk = -1 if self.unk_token is None else (-2 if self._unk_id is None else self._unk_id)
                 # words (hf_bpe.c): a piece cut before each "▁" that follows another character
                 # merges word by word where no token holds such a "▁" (a merge across a cut
-                # would make one): SentencePiece vocabularies, whose tokens start with "▁"
+                # would make one): SentencePiece vocabularies, whose tokens start with "▁".
+                # The symbol before a cut must end in that other character: so no character may
+                # be dropped (no unknown token and no full byte fallback: "▁▁Q▁b" with Q dropped
+                # merges "▁▁▁" across the cut) and the unknown token must not be "" or end in "▁"
+                # (found by a helper's campaign)
                 u8len = None
-                if "\u2581" in self.vocab and not any(_INNER_SPACE.search(t) for t in self.vocab):
+                unk_ok = self._unk_id is not None and self.unk_token and not self.unk_token.endswith("\u2581")
+                nothing_dropped = unk_ok or (self.unk_token is None and fb is not None and bool((fb >= 0).all()))
+                if nothing_dropped and "\u2581" in self.vocab and not any(_INNER_SPACE.search(t) for t in self.vocab):
                     u8len = np.zeros(max(self.vocab.values()) + 1, dtype=np.uint32)
                     for t, i in self.vocab.items():
                         u8len[i] = len(t.encode("utf-8", "surrogatepass"))
