@@ -11,7 +11,6 @@ in C.
 from __future__ import annotations
 
 import re
-
 import threading
 from typing import Any, Mapping
 
@@ -222,7 +221,7 @@ class BPEModel:
         lib.hfb_set_bytes(self._model, ffi.cast("int32_t *", byte_ids.ctypes.data),
                           ffi.cast("uint32_t *", tok_len.ctypes.data), whole if whole is not None else ffi.NULL)
         # long pieces in windows (hf_bpe.c), where no id is given to two strings
-        vids = np.fromiter(self.vocab.values(), dtype=np.uint32, count=len(self.vocab))
+        vids = ids if rec is not None else np.fromiter(self.vocab.values(), dtype=np.uint32, count=len(self.vocab))
         if lib.hfb_check_unique_ids(self._model, ffi.cast("uint32_t *", vids.ctypes.data), len(vids)) < 0:
             raise MemoryError
         # the characters a merge may start from already merged (hfb_build_premerge)

@@ -639,57 +639,47 @@ class Tokenizer:
                 w = self._encode_segment(ns, 0, len(ns.text), a, ids, offs, words, w)
         return ids, offs, matched
 
-    def _encode_chars_fast(self, seg: str, base: int, ids: list, offs: list | None, words: list | None,
-                           w: int) -> int:
-        """_encode_segment of a text segment under the normalizer Prepend(p) + Replace(" ", r)
-        and no pre-tokenizer (_char_fast): the normalized text is p + seg with every space
-        replaced, one piece, whose character i >= len(p) comes from character i - len(p) of seg
-        and whose prefix from its first character; no alignment list is made."""
-        if not seg:
-            return w
+    def _chars_fast_tokens(self, seg: str):
+        """The model tokens of a non-empty text segment under _char_fast: (ids, starts, ends) as
+        numpy arrays, offsets in characters of seg. The normalized text is p + seg with every
+        space replaced, one piece, whose character i >= len(p) comes from character i - len(p)
+        of seg and whose prefix from its first character: no alignment list is made."""
+        import numpy as np
+
         pre, rep = self._char_fast
         norm = pre + seg.replace(" ", rep)
-        k = len(pre)
         r = self._model.tokenize_arrays(norm) if len(norm) >= _C_CHARS_MIN else None
-        if r is None:  # short, or the Python path's error
+        if r is None:  # short (the cache of the Python path), or its error to raise
             toks = self._model.tokenize(norm)
-            ids.extend([t[0] for t in toks])
-            if offs is not None:
-                offs.extend([(base + (a - k if a > k else 0), base + (b - k if b - k > 1 else 1)) for _, a, b in toks])
-            n = len(toks)
-        else:
-            import numpy as np
+            r = tuple(np.array([t[j] for t in toks], dtype=np.int64) for j in range(3))
+        tid, st, en = r
+        k = len(pre)
+        return tid, np.maximum(st.astype(np.int64) - k, 0), np.maximum(en.astype(np.int64) - k, 1)
 
-            tid, st, en = r
-            ids.extend(tid.tolist())
-            if offs is not None:
-                st, en = st.astype(np.int64), en.astype(np.int64)
-                offs.extend(zip((np.maximum(st - k, 0) + base).tolist(), (np.maximum(en - k, 1) + base).tolist()))
-            n = len(tid)
+    def _encode_chars_fast(self, seg: str, base: int, ids: list, offs: list | None, words: list | None,
+                           w: int) -> int:
+        """_encode_segment of a text segment under _char_fast (_chars_fast_tokens)."""
+        if not seg:
+            return w
+        tid, st, en = self._chars_fast_tokens(seg)
+        ids.extend(tid.tolist())
+        if offs is not None:
+            offs.extend(zip((st + base).tolist(), (en + base).tolist()))
         if words is not None:
-            words.extend([w] * n)
+            words.extend([w] * len(tid))
         return w + 1
 
     def _chars_fast_record(self, text: str, type_id: int) -> dict | None:
-        """_model_record of a text with no added token in it, under _char_fast, by one C call
-        and the lists made in C (as the ByteLevel path's); None for a short text or where the
-        Python path must run."""
+        """_model_record of a non-empty text with no added token in it, under _char_fast, the
+        lists made in C (as the ByteLevel path's); None for an empty text (the general path)."""
         import numpy as np
 
+        if not text:
+            return None
         _check_text(text, "")  # tokenizers fails on a lone surrogate (the C call would take it)
-        pre, rep = self._char_fast
-        norm = pre + text.replace(" ", rep) if text else ""
-        if len(norm) < _C_CHARS_MIN:
-            return None
-        r = self._model.tokenize_arrays(norm)
-        if r is None:
-            return None
-        tid, st, en = r
-        k, n = len(pre), len(tid)
-        # the prefix comes from the first character; character i >= k from character i - k
-        st = np.maximum(st.astype(np.int64) - k, 0).astype(np.uint32)
-        en = np.maximum(en.astype(np.int64) - k, 1).astype(np.uint32)
-        buf = np.concatenate([tid, st, en]).tobytes()
+        tid, st, en = self._chars_fast_tokens(text)
+        n = len(tid)
+        buf = np.concatenate([tid.astype(np.uint32), st.astype(np.uint32), en.astype(np.uint32)]).tobytes()
         pyl = _pylist()
         return record(pyl.ids_to_list((buf, 0), n), pyl.tokens_to_list((buf, 0), n, self._token_table()),
                       pyl.spans_to_list((buf, n), (buf, 2 * n), n, 0), [type_id] * n, None, [0] * n)
