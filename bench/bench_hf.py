@@ -187,6 +187,14 @@ def sentencepiece_style_file(shared: Path, out: str) -> None:
     Path(out).write_text(json.dumps(js, ensure_ascii=False), encoding="utf-8")
 
 
+def _c_path(tok) -> str:
+    """Which of scantok's whole-text C paths the tokenizer takes: the pre-tokenizer's Split and
+    ByteLevel stages, BPE over characters (Llama 2 style), or none (the general path)."""
+    if tok._stages is not None:
+        return "stages"
+    return "characters" if tok._chars_c is not None else "none"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", type=Path, default=Path(os.environ.get("SCANTOK_SHARED_DIR", DEFAULT_SHARED)))
@@ -252,7 +260,7 @@ def main(argv=None) -> int:
                 print(f"{name:12} {c:6} | {f_s:18.1f} {f_h:6.2f} {f_s / f_h:6.1f}x | "
                       f"{i_s:7.1f} {i_h:6.2f} {i_s / i_h:6.1f}x | "
                       f"{e_s:20.1f} {e_h:6.2f} {e_s / e_h:6.1f}x | {same}")
-            print(f"  ({name}: scantok load {load:.2f} s; C path: {tok._stages is not None})")
+            print(f"  ({name}: scantok load {load:.2f} s; C path: {_c_path(tok)})")
         longs = [k for k in args.long.split(",") if k]
         if longs:
             print(f"\n{'file':12} {'long piece':14} | {'encode ms: scantok':>18} {'HF':>8} {'ratio':>7} | same")

@@ -62,6 +62,21 @@ def train_sp_style(rng: random.Random, *, byte_fallback: bool, unk: bool, fuse_u
     return json.dumps(js)
 
 
+def as_shipped(js: str) -> str:
+    """The file as Llama 2 ships it: <unk>, <s> and </s> added special tokens, and a template
+    that puts <s> before each sequence."""
+    obj = json.loads(js)
+    vocab = obj["model"]["vocab"]
+    obj["added_tokens"] = [{"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": False, "special": True} for t in ("<unk>", "<s>", "</s>")]
+    obj["post_processor"] = {"type": "TemplateProcessing",
+                             "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                             "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                                      {"SpecialToken": {"id": "<s>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                             "special_tokens": {"<s>": {"id": "<s>", "ids": [vocab["<s>"]], "tokens": ["<s>"]}}}
+    return json.dumps(obj)
+
+
 def texts_of(rng: random.Random, n: int) -> list[str]:
     out = []
     for _ in range(n):
@@ -206,16 +221,7 @@ def test_llama2_style_with_template_and_added_tokens():
     tokens in the text (the general path), pairs, truncation and padding on the fast path's
     records."""
     rng = random.Random("llama2 template")
-    js = json.loads(train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=True))
-    vocab = js["model"]["vocab"]
-    js["added_tokens"] = [{"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                           "normalized": False, "special": True} for t in ("<unk>", "<s>", "</s>")]
-    js["post_processor"] = {"type": "TemplateProcessing",
-                            "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
-                            "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                                     {"SpecialToken": {"id": "<s>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
-                            "special_tokens": {"<s>": {"id": "<s>", "ids": [vocab["<s>"]], "tokens": ["<s>"]}}}
-    js = json.dumps(js)
+    js = as_shipped(train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=True))
     texts = texts_of(rng, 12) + ["hello </s> world " * 5, "<s>" + mixed_text(rng, 200)]
     check(js, texts)
     hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
@@ -229,10 +235,12 @@ def test_llama2_style_with_template_and_added_tokens():
         assert [o.ids for o in x.overflowing] == [o.ids for o in y.overflowing]
 
 
-@pytest.mark.parametrize("prefix", [" ", "x ", "▁▁", "ab"])
+@pytest.mark.parametrize("prefix", [" ", "x ", "▁▁", "ab", ""])
 def test_prepend_other_prefixes(prefix):
     """Prepend with another prefix: Replace runs after it, so a space in the prefix becomes the
-    replacement too (found by a campaign: prefix " " gave [3, 2] for "a", tokenizers [1, 2])."""
+    replacement too (found by a campaign: prefix " " gave [3, 2] for "a", tokenizers [1, 2]).
+    An empty prefix makes the first character an insertion aligned to (0, 0): a token of it
+    alone ends at 0 (was 1)."""
     vocab = {"<unk>": 0, "▁": 1, "a": 2, " ": 3, "x": 4, "b": 5, "x▁": 6, "▁a": 7}
     js = json.dumps({"normalizer": {"type": "Sequence", "normalizers": [
         {"type": "Prepend", "prepend": prefix}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
@@ -270,3 +278,60 @@ def test_short_and_long_pieces_agree():
         got = model._tokenize_chars_c(piece)
         assert got == want, piece
     assert hf_bpe._C_CHARS_MIN > 1
+
+
+@pytest.mark.parametrize("pre_tokenizer", [None, {"type": "Whitespace"}])
+def test_prepend_empty_prefix_general_path(pre_tokenizer):
+    """Prepend("") alone, on the general path (no Replace after it) and with added tokens: the
+    first character of each segment is aligned to the empty range at its start, as tokenizers
+    aligns an inserted character (tokenizers panics when Lowercase or NFD follows it)."""
+    vocab = {"<unk>": 0, "a": 1, "b": 2, "ab": 3, "c": 4, "é": 5, "<s>": 6}
+    js = json.dumps({"normalizer": {"type": "Prepend", "prepend": ""}, "pre_tokenizer": pre_tokenizer,
+                     "added_tokens": [{"id": 6, "content": "<s>", "single_word": False, "lstrip": False,
+                                       "rstrip": False, "normalized": False, "special": True}],
+                     "model": {"type": "BPE", "unk_token": "<unk>", "vocab": vocab, "merges": ["a b"]}})
+    check(js, ["cab", "c", "é", "abc", "ab c", "c<s>c", "<s>é ab", "c" * 40, "x" + "ab" * 30])
+
+
+def test_encode_one_c_call_equals_tokenizers():
+    """encode() of a text without added tokens is one C call (hfb_encode_chars through
+    scantok._pylist, a lazy Encoding), encode_batch_fast one call per batch: every field
+    equals tokenizers', with pairs, truncation (stride, both directions), padding, the
+    template's special tokens and texts holding added tokens (the general path)."""
+    rng = random.Random("one C call")
+    js = as_shipped(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True))
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    assert ours._chars_c is not None and ours.encode("a b")._lazy is not None  # the path under test
+    alpha = [" ", "  ", "a", "b", "é", "中", "😀", "\u2581", "<s>", "</s>", "\n", "\t", "ab", "\U0010FFFF", "\x00"]
+
+    def fields(e):
+        return (e.ids, e.tokens, e.offsets, e.word_ids, e.type_ids, e.special_tokens_mask, e.attention_mask,
+                e.sequence_ids, [(o.ids, o.offsets, o.word_ids, o.type_ids) for o in e.overflowing])
+
+    for trial in range(120):
+        mode = trial % 4
+        for t in (hf, ours):
+            t.no_truncation()
+            t.no_padding()
+        if mode == 1:
+            ml, side = rng.randrange(3, 40), rng.choice(["left", "right"])
+            stride = rng.randrange(0, ml - 2)
+            for t in (hf, ours):
+                t.enable_truncation(ml, stride=stride, direction=side)
+        elif mode == 2:
+            length = rng.choice([None, 50])
+            for t in (hf, ours):
+                t.enable_padding(length=length)
+        texts = [mixed_text(rng, rng.randint(0, 300)) if rng.random() < 0.5 else
+                 "".join(rng.choices(alpha, k=rng.randint(0, 60))) for _ in range(rng.randint(1, 5))]
+        add = rng.random() < 0.7
+        for x in texts:
+            assert fields(ours.encode(x, add_special_tokens=add)) == fields(hf.encode(x, add_special_tokens=add)), x
+        got = ours.encode_batch(texts, add_special_tokens=add, num_threads=2)
+        assert [fields(e) for e in got] == [fields(e) for e in hf.encode_batch(texts, add_special_tokens=add)]
+        got = ours.encode_batch_fast(texts, add_special_tokens=add, num_threads=1)
+        want = hf.encode_batch_fast(texts, add_special_tokens=add)
+        assert [(e.ids, e.attention_mask, e.special_tokens_mask) for e in got] == \
+            [(e.ids, e.attention_mask, e.special_tokens_mask) for e in want]
+        if mode == 3:
+            assert fields(ours.encode(texts[0], texts[-1])) == fields(hf.encode(texts[0], texts[-1]))

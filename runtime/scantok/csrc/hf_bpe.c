@@ -1343,7 +1343,7 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
     }
     /* offsets in characters, from the tokens' bytes counted one after another (a pending
        unknown token comes after the fallback bytes that followed it, as in tokenizers) */
-    for (size_t t = 0, pos = 0; t < nt; t++) {
+    for (size_t t = 0, pos = 0; starts && t < nt; t++) {
         size_t x = pos, e = pos + blen[t];
         pos = e;
         starts[t] = x < n ? char_of[x] : (uint32_t)nchars;
@@ -1353,6 +1353,18 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
 done:
     free(sym), free(slen), free(char_of), free(blen), free(counts);
     return rc;
+}
+
+int64_t hfb_encode_chars(const hfb_model *m, hfb_cache *c, const void *skip, const uint8_t *data,
+                         size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+    const int64_t r = hfb_tokenize_chars(m, c, data, n, ids, starts, ends);
+    const uint32_t k = *(const uint32_t *)skip;
+    for (int64_t i = 0; starts && i < r; i++) {
+        starts[i] = starts[i] > k ? starts[i] - k : 0;
+        /* Prepend("") makes the first character an insertion, aligned to (0, 0) */
+        ends[i] = ends[i] > k + 1 ? ends[i] - k : k ? 1 : 0;
+    }
+    return r;
 }
 
 /* A piece the short cache does not hold (slot: its slot there, or NULL when the piece is too

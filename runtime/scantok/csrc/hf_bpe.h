@@ -93,12 +93,21 @@ void hfb_long_window_stats(size_t *pieces, size_t *failures);
 int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
                   const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len);
 /* Char mode: the tokens of one piece, the UTF-8 data[0:n] of a str (surrogatepass), as
-   tokenizers' BPE: ids (room for n) and each token's offsets in characters of the piece; c
+   tokenizers' BPE: ids (room for n) and each token's offsets in characters of the piece
+   (starts and ends may both be NULL: ids only); c
    (this thread's cache, or NULL) keeps words.
    Returns the count, HFB_SLOW (no char mode, or tokenizers would fail: the caller's path
    raises its error) or HFB_NOMEM. */
 int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
                            uint32_t *starts, uint32_t *ends);
+/* hfb_tokenize_chars under hfb_encode's signature, for scantok._pylist's encode of one text
+   (hf_encode_offsets) by a model whose normalizer is Prepend(p) then a one-for-one Replace:
+   data is the UTF-8 of p + the replaced text, skip points at p's length in characters (a
+   uint32_t).  Offsets are the text's: p's characters come from its first one, as tokenizers
+   aligns them, so a start is max(s - skip, 0) and an end max(e - skip, 1); Prepend("") (skip
+   0) makes the first character an insertion aligned to (0, 0), so an end of 1 is 0. */
+int64_t hfb_encode_chars(const hfb_model *m, hfb_cache *c, const void *skip, const uint8_t *data,
+                         size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
 hfb_cache *hfb_cache_new(void);
 void hfb_cache_free(hfb_cache *c);
 #define HFB_SLOW -2

@@ -350,7 +350,7 @@ class Tokenizer:
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
         # a text without added tokens runs whole as one C call (stages, merges, offsets)
         self._whole_c = self._stages is not None and not self._norm and not self._prefix_space
-        self._lazy = self._lazy_wraps() if self._whole_c else None
+        self._lazy = self._lazy_wraps() if self._whole_c or self._chars_c is not None else None
         self._fast_wraps = self._lazy_wraps(fast=True)
         # truncation of a lazy encoding: its overflowing parts' wraps (None: the general path)
         self._lazy_over = self._lazy_wraps(overflowing=True) if self._lazy is not None else None
@@ -423,6 +423,7 @@ class Tokenizer:
         # ByteLevel(add_prefix_space) alone: every text the batch path takes whole is one piece
         # before the regex, so its prefix space is a space put before the text (ids only)
         self._prefix_space = False
+        self._chars_c = self._chars_setup()
         if not self._last_byte_level:
             return
         from .patterns import _scanner_dfa
@@ -463,6 +464,18 @@ class Tokenizer:
         self._offsets_fn = addr(ffi.addressof(lib, "hfb_encode_words"))
         self._batch_c = (addr(ffi.addressof(lib, "hfb_encode")), addr(self._model._model), addr(stages),
                          _added_screen(self._added))
+
+    def _chars_setup(self) -> tuple | None:
+        """(hfb_encode_chars, model, address of the prefix's length) when a text without added
+        tokens (as it is) goes through _char_fast's model in one C call of scantok._pylist, as
+        the ByteLevel path's texts do; else None.  Not with normalized added tokens (they match
+        in the normalized text) or ignore_merges (a whole piece in the vocabulary is one token)."""
+        if self._char_fast is None or self._added.has_normalized or self._model.ignore_merges:
+            return None
+        ffi, lib = self._model._ffi, self._model._lib
+        self._chars_skip = ffi.new("uint32_t *", len(self._char_fast[0]))
+        addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
+        return (addr(ffi.addressof(lib, "hfb_encode_chars")), addr(self._model._model), addr(self._chars_skip))
 
     def _encode_c(self, text: str, offsets: bool, words: bool = False):
         """(ids, starts, ends, words) of text by the C path (None for those not asked for), or
@@ -654,7 +667,10 @@ class Tokenizer:
             r = tuple(np.array([t[j] for t in toks], dtype=np.int64) for j in range(3))
         tid, st, en = r
         k = len(pre)
-        return tid, np.maximum(st.astype(np.int64) - k, 0), np.maximum(en.astype(np.int64) - k, 1)
+        st, en = st.astype(np.int64), en.astype(np.int64)
+        # Prepend("") makes the first character an insertion, aligned to (0, 0) (normalizers'
+        # _prepend): an end of 1 is 0
+        return tid, np.maximum(st - k, 0), np.maximum(en - k, 1) if k else np.where(en > 1, en, 0)
 
     def _encode_chars_fast(self, seg: str, base: int, ids: list, offs: list | None, words: list | None,
                            w: int) -> int:
@@ -721,6 +737,9 @@ class Tokenizer:
         """words_of(text): the word of each token of text as encode()'s C path makes them (its
         piece index), for a lazy Encoding's word_ids (encode() does not track them: that cost
         it 6 % of its instructions).  A closure over the C handles, not the tokenizer."""
+        if self._chars_c is not None:  # no pre-tokenizer: the normalized text is one word
+            k = len(self._char_fast[0])
+            return lambda text: [0] * (4 * (len(text) + k))  # at least one per token: 4 per char
         fn, (_, model, stages, _), cache_address = self._offsets_fn, self._batch_c, self._model.cache_address
 
         def words_of(text: str) -> list[int]:
@@ -1066,6 +1085,16 @@ class Tokenizer:
         global _hf_encode_offsets
         if _hf_encode_offsets is None:
             _hf_encode_offsets = _pylist().hf_encode_offsets
+        if self._chars_c is not None:
+            if not text:  # Prepend adds nothing to it: the general path's empty record
+                return None
+            fn, model, skip = self._chars_c
+            self._model._chars_ready()
+            pre, rep = self._char_fast
+            r = _hf_encode_offsets(fn, model, self._model.cache_address(), skip, pre + text.replace(" ", rep))
+            if type(r) is int:  # HFB_SLOW: the general path raises tokenizers' error
+                return None
+            return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
         fn, model, stages, _ = self._batch_c
         r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
         if type(r) is int:  # HFB_SLOW
@@ -1202,6 +1231,27 @@ class Tokenizer:
             out.append(Encoding._of(enc))
         return out
 
+    def _batch_chars_ids(self, texts: list[str]) -> list:
+        """_batch_model_ids under _chars_c: the normalized texts in one hf_encode_batch call; a
+        text holding an added token, or one the model must leave to the general path (HFB_SLOW),
+        by _model_ids."""
+        from .._pylist import hf_encode_batch
+
+        fn, model, skip = self._chars_c
+        self._model._chars_ready()
+        pre, rep = self._char_fast
+        norm = [pre + t.replace(" ", rep) if t else t for t in texts]
+        flagged = [i for i, t in enumerate(texts) if self._added.matches(t)] if self._has_added else []
+        for i in flagged:
+            norm[i] = ""  # encoded below
+        out = hf_encode_batch(fn, model, self._model.cache_address(), skip, norm, None)
+        for i in flagged:
+            out[i] = None
+        for i, ids in enumerate(out):
+            if ids is None:
+                out[i] = self._model_ids(texts[i])
+        return out
+
     def _model_ids(self, text: str) -> list[int]:
         return self._encode_raw(text, False)[0]
 
@@ -1209,6 +1259,8 @@ class Tokenizer:
         """The model ids of each text, before post-processing: a bytes object of native uint32
         (the C path, one call for the texts it takes whole: no added token, no normalizer) or a
         list."""
+        if self._chars_c is not None and texts:
+            return self._batch_chars_ids(texts)
         if self._stages is None or self._norm or not texts:
             return [self._model_ids(t) for t in texts]
         if not self._prefix_space:
