@@ -3,11 +3,13 @@
     python bench/bench_hf.py [--corpus-dir DIR] [--mb 1.0] [--repeats 3]
 
 Files: DeepSeek V3's tokenizer.json (three Split regexes + ByteLevel, byte-level BPE), a
-GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE) and a Llama 2 style one (BPE
+GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE), a Qwen 2 style one (the NFC
+normalizer, Qwen's Split regex, ByteLevel without its regex) and a Llama 2 style one (BPE
 over characters with byte fallback, Prepend + Replace normalizer, no pre-tokenizer: a document
 is one piece), all trained here with tokenizers on the first 1 MB of each corpus; and the Llama
 2 style file trained as SentencePiece trains (``sp_style``: on words that start with "▁", so
-that no token joins two words, as in Llama 2's vocabulary).  Timed text: ``--mb`` MB from the middle of each corpus
+that no token joins two words, as in Llama 2's vocabulary), also saved as Gemma's files are
+(``gemma_style``: Replace alone) and as Mistral's (``mistral_style``: Metaspace, no split).  Timed text: ``--mb`` MB from the middle of each corpus
 (held out from training and from warming), and of each ``--unseen`` text (``bench/heldout.py``:
 vim's help files, the C headers, vim's tutors in 30 languages; in no corpus, used to tune
 nothing; warmed on English), cut into 4 KB documents.  HF runs in a subprocess
@@ -134,11 +136,15 @@ def run_scantok(path: str, docs: list[str], warm: list[str]) -> dict:
     return {"fast": fast, "fast_ids": fast_ids, "encode": enc, "digest": h}
 
 
-def gpt2_style_file(shared: Path, out: str) -> None:
+def byte_level_file(shared: Path, out: str, pre_tokenizer, normalizer=None) -> None:
+    """A byte-level BPE file (ByteLevel decoder and post-processor) with the pre-tokenizer and
+    normalizer given, 32K tokens trained here with tokenizers on the first 1 MB of each corpus."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if normalizer is not None:
+        tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizer
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
@@ -146,6 +152,26 @@ def gpt2_style_file(shared: Path, out: str) -> None:
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer)
     tok.save(out)
+
+
+def gpt2_style_file(shared: Path, out: str) -> None:
+    """GPT-2's layout: ByteLevel with its regex."""
+    from tokenizers import pre_tokenizers
+
+    byte_level_file(shared, out, pre_tokenizers.ByteLevel(add_prefix_space=False))
+
+
+QWEN_PAT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+            r"|\s+(?!\S)|\s+")
+
+
+def qwen_style_file(shared: Path, out: str) -> None:
+    """Qwen 2's layout: the NFC normalizer, Qwen's Split regex, then ByteLevel without its regex."""
+    from tokenizers import Regex, normalizers, pre_tokenizers
+
+    byte_level_file(shared, out, pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN_PAT), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]), normalizers.NFC())
 
 
 def llama2_style_file(shared: Path, out: str) -> None:
@@ -165,10 +191,12 @@ def llama2_style_file(shared: Path, out: str) -> None:
     tok.save(out)
 
 
-def sentencepiece_style_file(shared: Path, out: str) -> None:
+def sentencepiece_style_file(shared: Path, out: str, layout: str = "legacy") -> None:
     """The same, trained as SentencePiece trains (on words that start with "▁": Metaspace with
     split) and saved as Llama 2's conversion is (Prepend + Replace, no pre-tokenizer): no token
-    holds "▁" after another character, so scantok merges a document word by word."""
+    holds "▁" after another character, so scantok merges a document word by word.  layout
+    "replace": saved as Gemma's files are (Replace alone); "metaspace": as transformers'
+    non-legacy conversions (Mistral's files: Metaspace, prepend_scheme "first", no split)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
@@ -181,6 +209,11 @@ def sentencepiece_style_file(shared: Path, out: str) -> None:
     js["pre_tokenizer"] = None
     js["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
                                                             {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
+    if layout == "replace":
+        js["normalizer"] = js["normalizer"]["normalizers"][1]
+    elif layout == "metaspace":
+        js["normalizer"] = None
+        js["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
     js["decoder"] = {"type": "Sequence", "decoders": [
         {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},
         {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
@@ -189,10 +222,14 @@ def sentencepiece_style_file(shared: Path, out: str) -> None:
 
 def _c_path(tok) -> str:
     """Which of scantok's whole-text C paths the tokenizer takes: the pre-tokenizer's Split and
-    ByteLevel stages, BPE over characters (Llama 2 style), or none (the general path)."""
+    ByteLevel stages (with the Unicode forms' test when the normalizer is one), BPE over
+    characters (Llama 2 style), or none (the general path)."""
+    if tok._whole_c:
+        nf = getattr(tok, "_nf_unchanged", None) is not None  # (absent before session 18)
+        return "stages" + (" (texts the normalizer leaves alone)" if nf else "")
     if tok._stages is not None:
-        return "stages"
-    return "characters" if tok._chars_c is not None else "none"
+        return "stages (batches)"
+    return "characters" if getattr(tok, "_chars_c", None) is not None else "none"
 
 
 def main(argv=None) -> int:
@@ -202,8 +239,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
-    ap.add_argument("--files", default="deepseek_v3,gpt2_style,llama2_style,sp_style",
-                    help="tokenizer files to time: deepseek_v3,gpt2_style,llama2_style,sp_style")
+    ap.add_argument("--files", default="deepseek_v3,gpt2_style,qwen_style,llama2_style,sp_style,gemma_style,"
+                    "mistral_style", help="tokenizer files to time: deepseek_v3,gpt2_style,qwen_style,llama2_style,"
+                    "sp_style,gemma_style,mistral_style")
     ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
                     + ",".join(LONG))
     args = ap.parse_args(argv)
@@ -215,12 +253,21 @@ def main(argv=None) -> int:
         gpt2_style_file(args.shared, gpt2)
         wanted = args.files.split(",")
         files = {"deepseek_v3": str(args.shared / "hf" / "deepseek_v3" / "tokenizer.json"), "gpt2_style": gpt2,
+                 "qwen_style": os.path.join(tmp, "qwen_style.json"),
                  "llama2_style": os.path.join(tmp, "llama2_style.json"),
-                 "sp_style": os.path.join(tmp, "sp_style.json")}
+                 "sp_style": os.path.join(tmp, "sp_style.json"),
+                 "gemma_style": os.path.join(tmp, "gemma_style.json"),
+                 "mistral_style": os.path.join(tmp, "mistral_style.json")}
+        if "qwen_style" in wanted:
+            qwen_style_file(args.shared, files["qwen_style"])
         if "llama2_style" in wanted:
             llama2_style_file(args.shared, files["llama2_style"])
         if "sp_style" in wanted:
             sentencepiece_style_file(args.shared, files["sp_style"])
+        if "gemma_style" in wanted:
+            sentencepiece_style_file(args.shared, files["gemma_style"], "replace")
+        if "mistral_style" in wanted:
+            sentencepiece_style_file(args.shared, files["mistral_style"], "metaspace")
         files = {k: v for k, v in files.items() if k in wanted}
         print(f"{'file':12} {'corpus':6} | {'fast MB/s: scantok':>18} {'HF':>6} {'ratio':>7} | "
               f"{'+ .ids':>7} {'HF':>6} {'ratio':>7} | "

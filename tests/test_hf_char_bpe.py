@@ -293,13 +293,33 @@ def test_prepend_empty_prefix_general_path(pre_tokenizer):
     check(js, ["cab", "c", "é", "abc", "ab c", "c<s>c", "<s>é ab", "c" * 40, "x" + "ab" * 30])
 
 
-def test_encode_one_c_call_equals_tokenizers():
+LAYOUTS = {  # how a file over characters puts "▁" into the text: normalizer, pre-tokenizer
+    "legacy": ({"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
+                                                   {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+               None),
+    "replace": ({"type": "Replace", "pattern": {"String": " "}, "content": "▁"}, None),  # Gemma
+    "metaspace_first": (None, {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}),
+    "metaspace_always": (None, {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": False}),
+    "metaspace_never": (None, {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": False}),
+}
+
+
+def with_layout(js: str, layout: str) -> str:
+    obj = json.loads(js)
+    obj["normalizer"], obj["pre_tokenizer"] = LAYOUTS[layout]
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_encode_one_c_call_equals_tokenizers(layout):
     """encode() of a text without added tokens is one C call (hfb_encode_chars through
     scantok._pylist, a lazy Encoding), encode_batch_fast one call per batch: every field
     equals tokenizers', with pairs, truncation (stride, both directions), padding, the
-    template's special tokens and texts holding added tokens (the general path)."""
-    rng = random.Random("one C call")
-    js = as_shipped(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True))
+    template's special tokens and texts holding added tokens (the general path, where Metaspace's
+    "first" puts its prefix only before the segment that starts the text), for each layout
+    that puts "▁" into the text by a formula (_CharPiece)."""
+    rng = random.Random("one C call " + layout)
+    js = with_layout(as_shipped(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)), layout)
     hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
     assert ours._chars_c is not None and ours.encode("a b")._lazy is not None  # the path under test
     alpha = [" ", "  ", "a", "b", "é", "中", "😀", "\u2581", "<s>", "</s>", "\n", "\t", "ab", "\U0010FFFF", "\x00"]
@@ -308,7 +328,7 @@ def test_encode_one_c_call_equals_tokenizers():
         return (e.ids, e.tokens, e.offsets, e.word_ids, e.type_ids, e.special_tokens_mask, e.attention_mask,
                 e.sequence_ids, [(o.ids, o.offsets, o.word_ids, o.type_ids) for o in e.overflowing])
 
-    for trial in range(120):
+    for trial in range(60):
         mode = trial % 4
         for t in (hf, ours):
             t.no_truncation()
@@ -335,3 +355,24 @@ def test_encode_one_c_call_equals_tokenizers():
             [(e.ids, e.attention_mask, e.special_tokens_mask) for e in want]
         if mode == 3:
             assert fields(ours.encode(texts[0], texts[-1])) == fields(hf.encode(texts[0], texts[-1]))
+
+
+@pytest.mark.parametrize("layout", ["replace_two_chars", "metaspace_split", "metaspace_after_a_normalizer",
+                                    "replace_then_prepend"])
+def test_layouts_without_a_formula_keep_the_general_path(layout):
+    """Layouts _CharPiece does not take (a replacement of two characters, Metaspace that splits
+    or follows a normalizer, Prepend after Replace) keep the general path, equal to
+    tokenizers'."""
+    rng = random.Random("no formula " + layout)
+    js = json.loads(as_shipped(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)))
+    meta = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
+    js["normalizer"], js["pre_tokenizer"] = {
+        "replace_two_chars": ({"type": "Replace", "pattern": {"String": " "}, "content": "▁▁"}, None),
+        "metaspace_split": (None, {**meta, "split": True}),
+        "metaspace_after_a_normalizer": ({"type": "NFC"}, meta),
+        "replace_then_prepend": ({"type": "Sequence", "normalizers": [
+            {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}, {"type": "Prepend", "prepend": "▁"}]}, None),
+    }[layout]
+    js = json.dumps(js)
+    assert scantok.Tokenizer.from_str(js)._char_fast is None
+    check(js, texts_of(rng, 10) + [" a b ", "<s> a</s>b", "  "])

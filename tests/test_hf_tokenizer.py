@@ -159,6 +159,24 @@ def llama3_style(train_text):
     return tok
 
 
+QWEN_PAT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+            r"|\s+(?!\S)|\s+")
+
+
+@pytest.fixture(scope="module")
+def qwen_style(train_text):
+    """Qwen 2's layout: the NFC normalizer, its Split regex, ByteLevel without its regex, and
+    added tokens, one of them normalized."""
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(QWEN_PAT), "isolated"),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok = _bpe_trained(train_text, pre, normalizer=normalizers.NFC(), initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(["<|endoftext|>", "<|im_start|>"])
+    tok.add_tokens([AddedToken("Å", normalized=True)])
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return tok
+
+
 @pytest.fixture(scope="module")
 def deepseek():
     return scantok.Tokenizer.from_file(DEEPSEEK), HFTokenizer.from_file(str(DEEPSEEK))
@@ -220,8 +238,8 @@ def wordlevel_tok(train_text):
     return tok
 
 
-BUILT = ["gpt2_style", "roberta_style", "llama3_style", "added_kinds", "metaspace_fallback", "wordpiece_like",
-         "wordlevel_tok"]
+BUILT = ["gpt2_style", "roberta_style", "llama3_style", "qwen_style", "added_kinds", "metaspace_fallback",
+         "wordpiece_like", "wordlevel_tok"]
 
 
 @pytest.mark.parametrize("name", BUILT)
@@ -1328,3 +1346,35 @@ def test_metaspace_first_after_prepend_or_an_expanded_first_character(norm, pres
     assert_fast_same(ours, hf, texts)
     for text in texts:
         assert_same(ours, hf, text)
+
+
+# texts NFC changes (a decomposed é, the Angstrom sign, U+0344, Hangul jamo, a reordering of
+# combining marks) and texts it leaves alone
+NF_CHANGED = ["e\u0301", "caf" + "e\u0301 au lait", "\u212b ngstr\u00f6m", "x\u0344y", "\u1100\u1161\u11a8 han",
+              "a\u0323\u0302b " * 40, "Ⅻ ﬁ \u32ff \ua7f2 " + "e\u0301" * 3]
+NF_SAME = ["café au lait", "你好，世界", "Ⅻ ﬁ \u32ff", "plain ascii", "", "ÅÅ Å", "Ω ω " * 50]
+
+
+@pytest.mark.parametrize("normalizer", [{"type": "NFC"}, {"type": "NFKC"}, {"type": "NFD"},
+                                        {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "NFC"}]}])
+def test_unicode_form_normalizers_take_unchanged_texts_whole(qwen_style, corpora, normalizer):
+    """A normalizer of Unicode forms only (Qwen's NFC) leaves most text as it is: such a text
+    runs the C path whole (a lazy Encoding), one it changes the general path; both equal
+    tokenizers', alone and mixed in batches on one and two threads."""
+    obj = json.loads(qwen_style.to_str())
+    obj["normalizer"] = normalizer
+    hf = HFTokenizer.from_str(json.dumps(obj))
+    ours = scantok.Tokenizer.from_str(json.dumps(obj))
+    docs = _docs(corpora, size=12_000)
+    mixed = [d + c for d, c in zip(docs, NF_CHANGED * 10)] + docs + NF_CHANGED + NF_SAME + SPICE
+    for text in NF_CHANGED + NF_SAME + SPICE + docs[:6]:
+        for add in (True, False):
+            assert_same(ours, hf, text, add_special_tokens=add)
+    assert_fast_same(ours, hf, mixed)
+    assert_fast_same(ours, hf, mixed * 3, num_threads=2, adds=(True,))
+    got = ours.encode_batch(mixed, num_threads=2)
+    want = hf.encode_batch(mixed)
+    assert [(e.ids, e.offsets, e.word_ids) for e in got] == [(e.ids, e.offsets, e.word_ids) for e in want]
+    # the path each took: whole in C where the form leaves the text as it is
+    assert ours.encode(docs[0])._lazy is not None
+    assert ours.encode("x\u212b")._lazy is None  # the Angstrom sign: every form changes it

@@ -1358,11 +1358,10 @@ done:
 int64_t hfb_encode_chars(const hfb_model *m, hfb_cache *c, const void *skip, const uint8_t *data,
                          size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
     const int64_t r = hfb_tokenize_chars(m, c, data, n, ids, starts, ends);
-    const uint32_t k = *(const uint32_t *)skip;
+    const uint32_t k = ((const uint32_t *)skip)[0], first_end = ((const uint32_t *)skip)[1];
     for (int64_t i = 0; starts && i < r; i++) {
         starts[i] = starts[i] > k ? starts[i] - k : 0;
-        /* Prepend("") makes the first character an insertion, aligned to (0, 0) */
-        ends[i] = ends[i] > k + 1 ? ends[i] - k : k ? 1 : 0;
+        ends[i] = ends[i] > k + 1 ? ends[i] - k : first_end;
     }
     return r;
 }

@@ -101,11 +101,13 @@ int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t
 int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
                            uint32_t *starts, uint32_t *ends);
 /* hfb_tokenize_chars under hfb_encode's signature, for scantok._pylist's encode of one text
-   (hf_encode_offsets) by a model whose normalizer is Prepend(p) then a one-for-one Replace:
-   data is the UTF-8 of p + the replaced text, skip points at p's length in characters (a
-   uint32_t).  Offsets are the text's: p's characters come from its first one, as tokenizers
-   aligns them, so a start is max(s - skip, 0) and an end max(e - skip, 1); Prepend("") (skip
-   0) makes the first character an insertion aligned to (0, 0), so an end of 1 is 0. */
+   by a model over characters whose normalizer and pre-tokenizer only put a prefix before the
+   text and replace its spaces one for one (Prepend + Replace, Replace, Metaspace without split):
+   data is the UTF-8 of the prefix and the replaced text; skip points at two uint32_t, k (the
+   prefix's length in characters) and first_end.  Offsets are the text's: the prefix's
+   characters and the text's first come from the text's first character, as tokenizers aligns
+   them, so a start is max(s - k, 0) and an end e - k where e > k + 1, else first_end (1, or 0
+   after Prepend(""), which makes the first character an insertion aligned to (0, 0)). */
 int64_t hfb_encode_chars(const hfb_model *m, hfb_cache *c, const void *skip, const uint8_t *data,
                          size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
 hfb_cache *hfb_cache_new(void);

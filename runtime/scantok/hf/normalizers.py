@@ -290,6 +290,46 @@ def _bert(ns: _NS, clean_text: bool, chinese: bool, strip_accents: bool | None, 
         _lowercase(ns)
 
 
+def nf_forms(spec: Any) -> tuple[str, ...] | None:
+    """The Unicode normalization forms of a normalizer that is nothing else (NFC, NFD, NFKC or
+    NFKD, or a Sequence of them), in order; None for any other normalizer, or none."""
+    if not isinstance(spec, Mapping):
+        return None
+    if spec.get("type") in ("NFC", "NFD", "NFKC", "NFKD"):
+        return (spec["type"],)
+    subs = spec.get("normalizers") if spec.get("type") == "Sequence" else None
+    if not isinstance(subs, list) or not subs:
+        return None
+    forms: tuple[str, ...] = ()
+    for sub in subs:
+        f = nf_forms(sub)
+        if f is None:
+            return None
+        forms += f
+    return forms
+
+
+def nf_unchanged(forms: tuple[str, ...]):
+    """A test of whether the forms leave a text as it is, so that its alignments are the
+    identity and the normalizer can be skipped (most text is NFC already: Qwen's files
+    normalize with NFC): ASCII, or normalized in every form and free of the characters whose
+    normalization scantok takes from tokenizers' tables rather than Python's (the frozen
+    ones).  The same test _unicode_nf makes before it normalizes."""
+    frozen = [re.compile("[" + "".join(f"\\U{c:08X}" for c in sorted(_freeze(f))) + "]") if _freeze(f) else None
+              for f in forms]
+    checks = tuple(zip(forms, frozen))
+
+    def unchanged(text: str) -> bool:
+        if text.isascii():
+            return True
+        for form, fz in checks:
+            if (fz is not None and fz.search(text)) or not unicodedata.is_normalized(form, text):
+                return False
+        return True
+
+    return unchanged
+
+
 def _norm_steps(spec: Any, where: str = "normalizer", extended: bool = False) -> list:
     """Compiles a HF normalizer JSON object into a list of callables on _NS (``extended``:
     also Replace and Prepend, which scantok.Tokenizer supports and WordLevel does not)."""

@@ -33,7 +33,7 @@ from .bpe import _C_CHARS_MIN, BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
 from .encoding import Encoding, _pylist, record, windows
 from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
-from .normalizers import _NS, _norm_steps
+from .normalizers import _NS, _norm_steps, nf_forms, nf_unchanged
 from .padding import Padding, pad_encodings, pad_records
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
@@ -63,30 +63,73 @@ __all__ = ["Tokenizer", "Encoding"]
 _BEHAVIOR_CODE = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNext": 3, "Contiguous": 4}
 
 
-def _char_fast(obj: Mapping, model, ops: list) -> tuple[str, str] | None:
-    """(p, r) when the normalizer is exactly Prepend(p) then Replace(" ", r) with r one
-    character and there is no pre-tokenizer, on a BPE model over characters (no prefix, no
-    suffix): Llama 2 and Mistral as converted by transformers (legacy). Then a segment's
-    normalized text and alignments follow from str.replace (_encode_chars_fast)."""
-    norm = obj.get("normalizer")
-    if ops or not isinstance(model, BPEModel):  # (no pre-tokenizer: no ByteLevel either)
-        return None
-    if model.prefix is not None or model.suffix is not None:
-        return None
-    if not isinstance(norm, Mapping) or norm.get("type") != "Sequence":
-        return None
-    steps = norm.get("normalizers")
-    if not isinstance(steps, list) or len(steps) != 2:
-        return None
-    pre, rep = steps
-    if not (isinstance(pre, Mapping) and pre.get("type") == "Prepend" and isinstance(pre.get("prepend"), str)):
-        return None
-    if not (isinstance(rep, Mapping) and rep.get("type") == "Replace" and rep.get("pattern") == {"String": " "}
-            and isinstance(rep.get("content"), str) and len(rep["content"]) == 1):
-        return None
-    # Replace runs after Prepend: a space in the prefix is replaced too (found by a campaign);
-    # one character for one, so the prefix keeps its length
-    return pre["prepend"].replace(" ", rep["content"]), rep["content"]
+class _CharPiece:
+    """How a text segment becomes the one piece a BPE model over characters reads when the
+    normalizer and pre-tokenizer only put a prefix before it and replace each space by one
+    character, so that its alignments follow from a formula (no alignment list is made):
+
+    * ``Prepend(p)`` then ``Replace(" ", r)``, no pre-tokenizer (Llama 2 and Mistral as
+      transformers converts them, legacy): p + the replaced segment, p's spaces replaced too;
+    * ``Replace(" ", r)`` alone, no pre-tokenizer (Gemma): the replaced segment;
+    * ``Metaspace(r, prepend_scheme, split=False)``, no normalizer (the non-legacy conversions):
+      the replaced segment, with r before it unless it starts with r, where the scheme is
+      "always", or "first" and the segment starts the text.
+
+    piece() gives the piece, k (the prefix's length: its characters and the segment's first come
+    from the segment's first character, every other character of the piece from the one k
+    before it) and first_end, the end of a token that ends at the first character: 1, or 0
+    after ``Prepend("")``, which makes that character an insertion aligned to (0, 0)."""
+
+    __slots__ = ("prefix", "rep", "scheme")
+
+    def __init__(self, prefix: str | None, rep: str, scheme: str):
+        self.prefix, self.rep, self.scheme = prefix, rep, scheme  # scheme: "prepend", "always", "first", "never"
+
+    @classmethod
+    def of(cls, obj: Mapping, model, ops: list) -> "_CharPiece | None":
+        if not isinstance(model, BPEModel) or model.prefix is not None or model.suffix is not None:
+            return None
+        norm = obj.get("normalizer")
+        if ops:
+            op = ops[0]
+            if len(ops) == 1 and isinstance(op, MetaspaceOp) and op.step is None and norm is None \
+                    and len(op.replacement) == 1:
+                return cls(None, op.replacement, op.prepend_scheme)
+            return None
+        if _space_replace(norm):
+            return cls(None, norm["content"], "never")
+        if not isinstance(norm, Mapping) or norm.get("type") != "Sequence":
+            return None
+        steps = norm.get("normalizers")
+        if not isinstance(steps, list) or len(steps) != 2:
+            return None
+        pre, rep = steps
+        if not (isinstance(pre, Mapping) and pre.get("type") == "Prepend" and isinstance(pre.get("prepend"), str)):
+            return None
+        if not _space_replace(rep):
+            return None
+        # Replace runs after Prepend: a space in the prefix is replaced too (found by a campaign);
+        # one character for one, so the prefix keeps its length
+        return cls(pre["prepend"].replace(" ", rep["content"]), rep["content"], "prepend")
+
+    def piece(self, seg: str, first: bool) -> tuple[str, int, int]:
+        """(the piece, k, first_end) of a non-empty segment (first: it starts the text)."""
+        t = seg.replace(" ", self.rep)
+        if self.scheme == "prepend":
+            return self.prefix + t, len(self.prefix), 1 if self.prefix else 0
+        if (self.scheme == "always" or (self.scheme == "first" and first)) and not t.startswith(self.rep):
+            return self.rep + t, 1, 1
+        return t, 0, 1
+
+    def most_prefix(self) -> int:
+        """The longest prefix piece() puts before a segment."""
+        return len(self.prefix) if self.scheme == "prepend" else 1
+
+
+def _space_replace(spec) -> bool:
+    """A Replace normalizer of " " by one character."""
+    return (isinstance(spec, Mapping) and spec.get("type") == "Replace" and spec.get("pattern") == {"String": " "}
+            and isinstance(spec.get("content"), str) and len(spec["content"]) == 1)
 
 
 class _Piece:
@@ -320,8 +363,12 @@ class Tokenizer:
             raise UnsupportedComponentError(f"model: unsupported model type {mtype!r} (BPE or WordLevel)")
         self._obj = obj
         self._norm = _norm_steps(obj.get("normalizer"), extended=True)
+        # a normalizer of Unicode forms only leaves most texts as they are: those take the C
+        # paths whole (_takes_whole)
+        forms = nf_forms(obj.get("normalizer"))
+        self._nf_unchanged = nf_unchanged(forms) if forms else None
         self._ops = pretok_ops(obj.get("pre_tokenizer"))
-        self._char_fast = _char_fast(obj, self._model, self._ops)
+        self._char_fast = _CharPiece.of(obj, self._model, self._ops)
         added = with_tokenizers_ids(obj.get("added_tokens") or [], self._model.vocab)
         if added != (obj.get("added_tokens") or []):
             obj = self._obj = {**obj, "added_tokens": added}  # to_str writes tokenizers' ids
@@ -349,7 +396,8 @@ class Tokenizer:
         self._tokens_by_id = None
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
         # a text without added tokens runs whole as one C call (stages, merges, offsets)
-        self._whole_c = self._stages is not None and not self._norm and not self._prefix_space
+        self._whole_c = self._stages is not None and (not self._norm or self._nf_unchanged is not None) \
+            and not self._prefix_space
         self._lazy = self._lazy_wraps() if self._whole_c or self._chars_c is not None else None
         self._fast_wraps = self._lazy_wraps(fast=True)
         # truncation of a lazy encoding: its overflowing parts' wraps (None: the general path)
@@ -473,9 +521,12 @@ class Tokenizer:
         if self._char_fast is None or self._added.has_normalized or self._model.ignore_merges:
             return None
         ffi, lib = self._model._ffi, self._model._lib
-        self._chars_skip = ffi.new("uint32_t *", len(self._char_fast[0]))
         addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
-        return (addr(ffi.addressof(lib, "hfb_encode_chars")), addr(self._model._model), addr(self._chars_skip))
+        # hfb_encode_chars' (k, first_end) of each case _CharPiece.piece gives, by address
+        self._chars_skips = {key: ffi.new("uint32_t[2]", list(key)) for key in
+                             {(0, 0), (0, 1), (1, 1), (self._char_fast.most_prefix(), 1)}}
+        self._chars_skip = {key: addr(buf) for key, buf in self._chars_skips.items()}
+        return (addr(ffi.addressof(lib, "hfb_encode_chars")), addr(self._model._model))
 
     def _encode_c(self, text: str, offsets: bool, words: bool = False):
         """(ids, starts, ends, words) of text by the C path (None for those not asked for), or
@@ -630,7 +681,7 @@ class Tokenizer:
                 w += 1
                 continue
             if self._char_fast is not None and not added.has_normalized:
-                w = self._encode_chars_fast(text[a:b], a, ids, offs, words, w)
+                w = self._encode_chars_fast(text[a:b], a, ids, offs, words, w, a == 0)
                 continue
             ns = _NS(text[a:b], track=offsets or self._first_scheme)
             for step in self._norm:
@@ -652,32 +703,27 @@ class Tokenizer:
                 w = self._encode_segment(ns, 0, len(ns.text), a, ids, offs, words, w)
         return ids, offs, matched
 
-    def _chars_fast_tokens(self, seg: str):
-        """The model tokens of a non-empty text segment under _char_fast: (ids, starts, ends) as
-        numpy arrays, offsets in characters of seg. The normalized text is p + seg with every
-        space replaced, one piece, whose character i >= len(p) comes from character i - len(p)
-        of seg and whose prefix from its first character: no alignment list is made."""
+    def _chars_fast_tokens(self, seg: str, first: bool):
+        """The model tokens of a non-empty text segment under _char_fast (first: the segment
+        starts the text): (ids, starts, ends) as numpy arrays, offsets in characters of seg, by
+        _CharPiece's formula: no alignment list is made."""
         import numpy as np
 
-        pre, rep = self._char_fast
-        norm = pre + seg.replace(" ", rep)
+        norm, k, first_end = self._char_fast.piece(seg, first)
         r = self._model.tokenize_arrays(norm) if len(norm) >= _C_CHARS_MIN else None
         if r is None:  # short (the cache of the Python path), or its error to raise
             toks = self._model.tokenize(norm)
             r = tuple(np.array([t[j] for t in toks], dtype=np.int64) for j in range(3))
         tid, st, en = r
-        k = len(pre)
         st, en = st.astype(np.int64), en.astype(np.int64)
-        # Prepend("") makes the first character an insertion, aligned to (0, 0) (normalizers'
-        # _prepend): an end of 1 is 0
-        return tid, np.maximum(st - k, 0), np.maximum(en - k, 1) if k else np.where(en > 1, en, 0)
+        return tid, np.maximum(st - k, 0), np.where(en > k + 1, en - k, first_end)
 
     def _encode_chars_fast(self, seg: str, base: int, ids: list, offs: list | None, words: list | None,
-                           w: int) -> int:
+                           w: int, first: bool) -> int:
         """_encode_segment of a text segment under _char_fast (_chars_fast_tokens)."""
         if not seg:
             return w
-        tid, st, en = self._chars_fast_tokens(seg)
+        tid, st, en = self._chars_fast_tokens(seg, first)
         ids.extend(tid.tolist())
         if offs is not None:
             offs.extend(zip((st + base).tolist(), (en + base).tolist()))
@@ -693,7 +739,7 @@ class Tokenizer:
         if not text:
             return None
         _check_text(text, "")  # tokenizers fails on a lone surrogate (the C call would take it)
-        tid, st, en = self._chars_fast_tokens(text)
+        tid, st, en = self._chars_fast_tokens(text, True)
         n = len(tid)
         buf = np.concatenate([tid.astype(np.uint32), st.astype(np.uint32), en.astype(np.uint32)]).tobytes()
         pyl = _pylist()
@@ -738,7 +784,7 @@ class Tokenizer:
         piece index), for a lazy Encoding's word_ids (encode() does not track them: that cost
         it 6 % of its instructions).  A closure over the C handles, not the tokenizer."""
         if self._chars_c is not None:  # no pre-tokenizer: the normalized text is one word
-            k = len(self._char_fast[0])
+            k = self._char_fast.most_prefix()
             return lambda text: [0] * (4 * (len(text) + k))  # at least one per token: 4 per char
         fn, (_, model, stages, _), cache_address = self._offsets_fn, self._batch_c, self._model.cache_address
 
@@ -780,7 +826,7 @@ class Tokenizer:
                 and self._lazy is not None:
             # the common call, without a step it need not take (~0.1 us of a 1 us encode)
             try:
-                if not (self._has_added and self._added.matches(sequence)):
+                if self._takes_whole(sequence):
                     enc = self._encode_lazy(sequence, add_special_tokens)
                     if enc is not None:
                         return enc
@@ -801,10 +847,17 @@ class Tokenizer:
         _check_input(seqs, is_pretokenized, "encode()")
         return Encoding._of(self._encode_record(seqs, is_pretokenized, add_special_tokens, True, "encode()", t, p))
 
+    def _takes_whole(self, text: str) -> bool:
+        """Whether the C path (_whole_c's, _chars_c's) may take text whole: no added token in it
+        and, under a normalizer of Unicode forms, none that would change it."""
+        if self._has_added and self._added.matches(text):
+            return False
+        return self._nf_unchanged is None or self._nf_unchanged(text)
+
     def _encode_one(self, text: str, add_special_tokens: bool) -> Encoding:
         """One str, without truncation, before padding: lazy around the C arrays where it can."""
         try:
-            if self._lazy is not None and not (self._has_added and self._added.matches(text)):
+            if self._lazy is not None and self._takes_whole(text):
                 enc = self._encode_lazy(text, add_special_tokens)
                 if enc is not None:
                     return enc
@@ -868,7 +921,7 @@ class Tokenizer:
             n = len(ids) >> 2 if type(ids) is bytes else len(ids)
             ids = _pylist().ids_to_list((ids, 0), n) if type(ids) is bytes else list(ids)
             return record(ids, [""] * n, [(0, 0)] * n, [0] * n)
-        if self._whole_c and not (self._has_added and self._added.matches(text)):
+        if self._whole_c and self._takes_whole(text):
             # the C arrays made lists in C (a Python loop per token cost 20x more)
             global _hf_encode_offsets
             if _hf_encode_offsets is None:
@@ -1086,12 +1139,12 @@ class Tokenizer:
         if _hf_encode_offsets is None:
             _hf_encode_offsets = _pylist().hf_encode_offsets
         if self._chars_c is not None:
-            if not text:  # Prepend adds nothing to it: the general path's empty record
+            if not text:  # no prefix on it: the general path's empty record
                 return None
-            fn, model, skip = self._chars_c
+            fn, model = self._chars_c
             self._model._chars_ready()
-            pre, rep = self._char_fast
-            r = _hf_encode_offsets(fn, model, self._model.cache_address(), skip, pre + text.replace(" ", rep))
+            piece, k, first_end = self._char_fast.piece(text, True)
+            r = _hf_encode_offsets(fn, model, self._model.cache_address(), self._chars_skip[k, first_end], piece)
             if type(r) is int:  # HFB_SLOW: the general path raises tokenizers' error
                 return None
             return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
@@ -1237,14 +1290,15 @@ class Tokenizer:
         by _model_ids."""
         from .._pylist import hf_encode_batch
 
-        fn, model, skip = self._chars_c
+        fn, model = self._chars_c
         self._model._chars_ready()
-        pre, rep = self._char_fast
-        norm = [pre + t.replace(" ", rep) if t else t for t in texts]
+        piece = self._char_fast.piece
+        norm = [piece(t, True)[0] if t else t for t in texts]
         flagged = [i for i, t in enumerate(texts) if self._added.matches(t)] if self._has_added else []
         for i in flagged:
             norm[i] = ""  # encoded below
-        out = hf_encode_batch(fn, model, self._model.cache_address(), skip, norm, None)
+        # ids only: hfb_encode_chars reads no offsets' shift, any will do
+        out = hf_encode_batch(fn, model, self._model.cache_address(), self._chars_skip[0, 1], norm, None)
         for i in flagged:
             out[i] = None
         for i, ids in enumerate(out):
@@ -1261,8 +1315,21 @@ class Tokenizer:
         list."""
         if self._chars_c is not None and texts:
             return self._batch_chars_ids(texts)
-        if self._stages is None or self._norm or not texts:
+        if self._stages is None or (self._norm and self._nf_unchanged is None) or not texts:
             return [self._model_ids(t) for t in texts]
+        if self._nf_unchanged is not None:  # the texts the normalizer changes: the general path
+            out: list = [None] * len(texts)
+            same = [i for i, t in enumerate(texts) if self._nf_unchanged(t)]
+            for i, ids in zip(same, self._batch_whole_ids([texts[i] for i in same])):
+                out[i] = ids
+            return [self._model_ids(texts[i]) if ids is None else ids for i, ids in enumerate(out)]
+        return self._batch_whole_ids(texts)
+
+    def _batch_whole_ids(self, texts: list[str]) -> list:
+        """_batch_model_ids of texts the stages may take whole (but for added tokens, tested
+        here) and that need no normalizer."""
+        if not texts:
+            return []
         if not self._prefix_space:
             from .._pylist import hf_encode_batch
 
