@@ -1,6 +1,7 @@
 """HuggingFace decoders: ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, Strip, Replace,
 Sequence — each maps a list of token strings to a list of strings (decode_chain); the
-decoded text is their concatenation."""
+decoded text is their concatenation.  Steps that map each token by itself (whether it is the
+first one aside) are marked ``per_token``: a tokenizer keeps their result per id."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -16,6 +17,12 @@ def byte_level_bytes(token: str) -> bytes:
         return bytes(CHAR_BYTES[c] for c in token)
     except KeyError:
         return token.encode("utf-8", "surrogatepass")
+
+
+def _per_token(fn):
+    """Marks a step that maps each token by itself, the first token's map aside."""
+    fn.per_token = True
+    return fn
 
 
 def _byte_level(tokens: list[str]) -> list[str]:
@@ -67,6 +74,12 @@ class Decoder:
         # ByteLevel alone (GPT-2, Llama 3, DeepSeek ...): the text is the concatenation of each
         # token's byte_level_bytes, which Tokenizer.decode keeps per id
         self.byte_level_only = len(self.chain) == 1 and self.chain[0] is _byte_level
+        # the leading steps that map each token by itself (SentencePiece files' Replace("▁", " ")
+        # or Metaspace before ByteFallback and Fuse): Tokenizer.decode keeps their result per
+        # id, the first token's and the others', and runs only the rest of the chain
+        self.head = 0
+        while self.head < len(self.chain) and getattr(self.chain[self.head], "per_token", False):
+            self.head += 1
 
     def _compile(self, spec: Any, where: str) -> None:
         if spec is None:
@@ -97,7 +110,7 @@ class Decoder:
                 # only a leading one), and the spaces a token already holds stay
                 return [t.replace(rep, "" if i == 0 and strip else " ") for i, t in enumerate(toks)]
 
-            self.chain.append(metaspace)
+            self.chain.append(_per_token(metaspace))
         elif t == "WordPiece":
             prefix = spec.get("prefix", "##")
             cleanup = bool(spec.get("cleanup", True))
@@ -110,7 +123,7 @@ class Decoder:
                     out.append(_cleanup(t) if cleanup else t)
                 return out
 
-            self.chain.append(wordpiece)
+            self.chain.append(_per_token(wordpiece))
         elif t == "Strip":
             content, start, stop = spec.get("content", " "), spec.get("start", 0), spec.get("stop", 0)
             if not isinstance(content, str) or len(content) != 1 or not isinstance(start, int) or not isinstance(stop, int):
@@ -128,7 +141,7 @@ class Decoder:
                     out.append(t[a:b])
                 return out
 
-            self.chain.append(strip)
+            self.chain.append(_per_token(strip))
         elif t == "Replace":
             from .normalizers import _NS, _pattern_matcher, _replace
 
@@ -145,7 +158,7 @@ class Decoder:
                     out.append(ns.text)
                 return out
 
-            self.chain.append(replace)
+            self.chain.append(_per_token(replace))
         else:
             raise UnsupportedComponentError(f"{where}: unsupported decoder type {t!r}")
 
@@ -153,5 +166,18 @@ class Decoder:
         if self.spec is None:
             return " ".join(tokens)
         for step in self.chain:
+            tokens = step(tokens)
+        return "".join(tokens)
+
+    def token_text(self, token: str, first: bool) -> str:
+        """token through the leading per-token steps, as the first token or as another."""
+        tokens = [token] if first else ["", token]
+        for step in self.chain[:self.head]:
+            tokens = step(tokens)
+        return tokens[-1]
+
+    def finish(self, tokens: list[str]) -> str:
+        """decode of tokens that went through the leading per-token steps (token_text)."""
+        for step in self.chain[self.head:]:
             tokens = step(tokens)
         return "".join(tokens)

@@ -382,6 +382,10 @@ class Tokenizer:
         self._decoder = Decoder(obj.get("decoder"))
         # a ByteLevel decoder's bytes per id, made on first decode of the id (see decode)
         self._id_bytes: dict[int, bytes] | None = {} if self._decoder.byte_level_only else None
+        # other decoders whose chain starts with per-token steps: each id's text through them, as
+        # the first token and as another, made on first decode of the id (see _decode_per_token)
+        self._id_text: dict[int, tuple[str, str]] | None = \
+            {} if self._decoder.head and self._decoder.spec is not None and self._id_bytes is None else None
         # a ByteLevel that ends the pre-tokenizer hands the model raw UTF-8 (byte mode)
         # Metaspace's prepend_scheme "first" asks where a piece starts in the original text
         # (after any normalizer: one that deletes moves the start on, and the characters one
@@ -1387,6 +1391,8 @@ class Tokenizer:
             skip_special_tokens = _flag(skip_special_tokens, "skip_special_tokens", "decode()")
         if self._id_bytes is not None:
             return self._decode_byte_level(ids, skip_special_tokens)
+        if self._id_text is not None:
+            return self._decode_per_token(ids, skip_special_tokens)
         tokens = []
         special = self._skip_ids
         by_id, inv = self._added.by_id, self._model.inv
@@ -1401,6 +1407,31 @@ class Tokenizer:
             elif not 0 <= i < 1 << 32:
                 _checked_id(i, "decode()")  # raises
         return self._decoder.decode(tokens)
+
+    def _decode_per_token(self, ids: Iterable[int], skip_special_tokens: bool) -> str:
+        """decode through a chain that starts with per-token steps (Llama 2, Gemma, Mistral:
+        Replace("▁", " ") or Metaspace, then ByteFallback, Fuse, Strip): those steps' result is
+        kept per id, the rest of the chain runs on it.  Through the whole chain (a normalized
+        string per token for Replace) 1,000 ids took 1.7 ms, tokenizers 0.39."""
+        cache, dec = self._id_text, self._decoder
+        special = self._skip_ids if skip_special_tokens else ()
+        by_id, inv = self._added.by_id, self._model.inv
+        tokens: list[str] = []
+        for i in ids:
+            i = index(i)  # an int (numpy's too), not a float or str: TypeError, as tokenizers
+            if i in special:
+                continue
+            texts = cache.get(i)
+            if texts is None:
+                a = by_id.get(i)
+                t = a.norm if a is not None else inv.get(i)
+                if t is None:  # no such token: skipped, as decode does (and not kept)
+                    if not 0 <= i < 1 << 32:
+                        _checked_id(i, "decode()")  # raises
+                    continue
+                texts = cache[i] = (dec.token_text(t, True), dec.token_text(t, False))
+            tokens.append(texts[1] if tokens else texts[0])
+        return dec.finish(tokens)
 
     def _decode_byte_level(self, ids: Iterable[int], skip_special_tokens: bool) -> str:
         """decode with a ByteLevel decoder alone: each id's bytes (byte_level_bytes of its
