@@ -169,15 +169,17 @@ class Decoder:
             tokens = step(tokens)
         return "".join(tokens)
 
-    def token_text(self, token: str, first: bool) -> str:
-        """token through the leading per-token steps, as the first token or as another."""
-        tokens = [token] if first else ["", token]
-        for step in self.chain[:self.head]:
-            tokens = step(tokens)
-        return tokens[-1]
+    def token_texts(self, token: str) -> tuple[str, str]:
+        """token through the leading per-token steps, as the first token and as another."""
+        out = []
+        for tokens in ([token], ["", token]):
+            for step in self.chain[:self.head]:
+                tokens = step(tokens)
+            out.append(tokens[-1])
+        return out[0], out[1]
 
     def finish(self, tokens: list[str]) -> str:
-        """decode of tokens that went through the leading per-token steps (token_text)."""
+        """decode of tokens that went through the leading per-token steps (token_texts)."""
         for step in self.chain[self.head:]:
             tokens = step(tokens)
         return "".join(tokens)
