@@ -1351,7 +1351,8 @@ def test_metaspace_first_after_prepend_or_an_expanded_first_character(norm, pres
 # texts NFC changes (a decomposed é, the Angstrom sign, U+0344, Hangul jamo, a reordering of
 # combining marks) and texts it leaves alone
 NF_CHANGED = ["e\u0301", "caf" + "e\u0301 au lait", "\u212b ngstr\u00f6m", "x\u0344y", "\u1100\u1161\u11a8 han",
-              "a\u0323\u0302b " * 40, "Ⅻ ﬁ \u32ff \ua7f2 " + "e\u0301" * 3]
+              "a\u0323\u0302b " * 40, "Ⅻ ﬁ \u32ff \ua7f2 " + "e\u0301" * 3, "the A\u030a token", "\u212b<|im_start|>x",
+              "e\u0301" * 300 + " end", "\u0301 leading mark", "trailing mark e\u0301"]
 NF_SAME = ["café au lait", "你好，世界", "Ⅻ ﬁ \u32ff", "plain ascii", "", "ÅÅ Å", "Ω ω " * 50]
 
 
@@ -1359,8 +1360,10 @@ NF_SAME = ["café au lait", "你好，世界", "Ⅻ ﬁ \u32ff", "plain ascii", 
                                         {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "NFC"}]}])
 def test_unicode_form_normalizers_take_unchanged_texts_whole(qwen_style, corpora, normalizer):
     """A normalizer of Unicode forms only (Qwen's NFC) leaves most text as it is: such a text
-    runs the C path whole (a lazy Encoding), one it changes the general path; both equal
-    tokenizers', alone and mixed in batches on one and two threads."""
+    runs the C path whole (a lazy Encoding); one it changes is normalized first (nf_aligned)
+    and runs the C path over the normalized text, its offsets mapped back, unless a normalized
+    added token occurs in it (the general path); all equal tokenizers', alone and mixed in
+    batches on one and two threads."""
     obj = json.loads(qwen_style.to_str())
     obj["normalizer"] = normalizer
     hf = HFTokenizer.from_str(json.dumps(obj))
@@ -1375,9 +1378,12 @@ def test_unicode_form_normalizers_take_unchanged_texts_whole(qwen_style, corpora
     got = ours.encode_batch(mixed, num_threads=2)
     want = hf.encode_batch(mixed)
     assert [(e.ids, e.offsets, e.word_ids) for e in got] == [(e.ids, e.offsets, e.word_ids) for e in want]
-    # the path each took: whole in C where the form leaves the text as it is
+    # the path each took: whole in C, the normalized text where the form changes it (U+0344:
+    # every form does), the general path for a normalized added token (the Angstrom sign
+    # normalizes to the added "Å")
     assert ours.encode(docs[0])._lazy is not None
-    assert ours.encode("x\u212b")._lazy is None  # the Angstrom sign: every form changes it
+    assert ours.encode("x\u0344")._lazy is not None
+    assert ours.encode("x\u212b")._lazy is None
 
 
 def _random_decoder(rng, depth: int = 0):
@@ -1445,3 +1451,25 @@ def test_decoder_chains_kept_per_id():
             continue
         assert ours.decode_batch([[1, 2], [5, 6, 7, 8]]) == want_batch
     assert seen_head > 50  # the per-id path ran for most chains
+
+
+def test_nf_aligned_equals_the_general_alignments():
+    """nf_aligned's arrays equal the alignments the general path tracks (transform_regions), for
+    every form and sequences of them, on random mixes of characters the forms change."""
+    import random
+
+    from scantok.hf.normalizers import _NS, _norm_steps, nf_aligned
+
+    rng = random.Random("nf aligned")
+    alpha = ["a", "e\u0301", "\u212b", "x\u0344", "\u1100\u1161\u11a8", "a\u0323\u0302", "é", "ﬁ", "\u32ff", " ", "中",
+             "Ω", "\u0301", "\u0300\u0316", "\uf900", "\U0002f800", "ǅ", "\u0958", "😀\ufe0f"]
+    for forms in [("NFC",), ("NFD",), ("NFKC",), ("NFKD",), ("NFD", "NFC"), ("NFKC", "NFD"), ("NFC", "NFKD", "NFC")]:
+        steps = _norm_steps({"type": "Sequence", "normalizers": [{"type": f} for f in forms]}, extended=True)
+        for _ in range(300):
+            text = "".join(rng.choice(alpha) for _ in range(rng.randint(0, 24)))
+            ns = _NS(text, track=True)
+            for step in steps:
+                step(ns)
+            got, starts, ends = nf_aligned(text, forms)
+            assert got == ns.text, (text, forms)
+            assert list(zip(starts.tolist(), ends.tolist())) == [tuple(x) for x in ns.materialize()], (text, forms)

@@ -219,6 +219,12 @@ def _unicode_nf(ns: _NS, form: str) -> None:
                               for i, p in enumerate(re.split(f"([{fz}])", t)))
         return
 
+    ns.transform_regions(_nf_regions(t, form, frozen))
+
+
+def _nf_regions(t: str, form: str, frozen: frozenset[int]) -> list:
+    """transform_regions' regions of form over t: each run of non-ASCII characters (with the
+    ASCII one before it) that the form changes, and its (char, change) pairs."""
     regions = []
     for m in re.finditer(r"[\x00-\x7f]?[^\x00-\x7f]+", t):
         a, b = m.span()
@@ -226,7 +232,44 @@ def _unicode_nf(ns: _NS, form: str) -> None:
         if not frozen.intersection(map(ord, chunk)) and unicodedata.is_normalized(form, chunk):
             continue
         regions.append((a, b, _nf_chunk(chunk, form, frozen)))
-    ns.transform_regions(regions)
+    return regions
+
+
+def nf_aligned(text: str, forms: tuple[str, ...]):
+    """text through the Unicode forms, and the original range of each of its characters as two
+    numpy arrays (starts, ends): the alignments transform_regions gives, made from the regions
+    alone (as index arrays, composed form after form) rather than a tuple per character (which
+    cost ~0.8 ms over a 4 KB text)."""
+    import numpy as np
+
+    n = len(text)
+    starts, ends = np.arange(n, dtype=np.int64), np.arange(1, n + 1, dtype=np.int64)
+    for form in forms:
+        frozen = _freeze(form)
+        if text.isascii() or ((not frozen or frozen.isdisjoint(map(ord, text)))
+                              and unicodedata.is_normalized(form, text)):
+            continue
+        parts, idx, pos = [], [], 0
+        for a, b, dest in _nf_regions(text, form, frozen):
+            parts.append(text[pos:a])
+            idx.append(np.arange(pos, a, dtype=np.int64))
+            off, here = a, []
+            for ch, change in dest:  # as transform_regions: an inserted char takes the one before
+                if change > 0:
+                    here.append(off - 1)  # -1: (0, 0)
+                else:
+                    here.append(off)
+                    off += 1 - change
+                parts.append(ch)
+            idx.append(np.array(here, dtype=np.int64))
+            pos = b
+        parts.append(text[pos:])
+        idx.append(np.arange(pos, len(text), dtype=np.int64))
+        at = np.concatenate(idx)
+        keep = at >= 0
+        starts, ends = np.where(keep, starts[at], 0), np.where(keep, ends[at], 0)
+        text = "".join(parts)
+    return text, starts, ends
 
 
 def _strip(ns: _NS, left: bool, right: bool) -> None:

@@ -33,7 +33,7 @@ from .bpe import _C_CHARS_MIN, BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
 from .encoding import Encoding, _pylist, record, windows
 from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
-from .normalizers import _NS, _norm_steps, nf_forms, nf_unchanged
+from .normalizers import _NS, _norm_steps, nf_aligned, nf_forms, nf_unchanged
 from .padding import Padding, pad_encodings, pad_records
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
@@ -365,8 +365,8 @@ class Tokenizer:
         self._norm = _norm_steps(obj.get("normalizer"), extended=True)
         # a normalizer of Unicode forms only leaves most texts as they are: those take the C
         # paths whole (_takes_whole)
-        forms = nf_forms(obj.get("normalizer"))
-        self._nf_unchanged = nf_unchanged(forms) if forms else None
+        self._nf_forms = nf_forms(obj.get("normalizer"))
+        self._nf_unchanged = nf_unchanged(self._nf_forms) if self._nf_forms else None
         self._ops = pretok_ops(obj.get("pre_tokenizer"))
         self._char_fast = _CharPiece.of(obj, self._model, self._ops)
         added = with_tokenizers_ids(obj.get("added_tokens") or [], self._model.vocab)
@@ -830,10 +830,9 @@ class Tokenizer:
                 and self._lazy is not None:
             # the common call, without a step it need not take (~0.1 us of a 1 us encode)
             try:
-                if self._takes_whole(sequence):
-                    enc = self._encode_lazy(sequence, add_special_tokens)
-                    if enc is not None:
-                        return enc
+                enc = self._encode_whole(sequence, add_special_tokens)
+                if enc is not None:
+                    return enc
             except UnicodeEncodeError as err:  # a lone surrogate (the C paths' own error)
                 raise _surrogate_error(sequence, "encode()") or err from None
         if pair is None and not is_pretokenized and type(sequence) is str and (
@@ -858,11 +857,45 @@ class Tokenizer:
             return False
         return self._nf_unchanged is None or self._nf_unchanged(text)
 
+    def _encode_whole(self, text: str, add_special_tokens: bool) -> Encoding | None:
+        """encode of a text by one C call (a lazy Encoding), or None (the general path): no
+        added token in it; under a normalizer of Unicode forms a text they change is normalized
+        here first (nf_aligned) and its offsets mapped back."""
+        if self._has_added and self._added.matches(text):
+            return None
+        if self._nf_unchanged is None or self._nf_unchanged(text):
+            return self._encode_lazy(text, add_special_tokens)
+        return self._encode_nf_changed(text, add_special_tokens)
+
+    def _encode_nf_changed(self, text: str, add_special_tokens: bool) -> Encoding | None:
+        """_encode_whole of a text the Unicode forms change: the C path over the normalized
+        text, each token's offsets mapped through the alignments (the first character's start,
+        the last one's end, as the general path maps them); None where a normalized added token
+        occurs in it.  Through the general path such a text (one decomposed accent in 4 KB) ran
+        no faster than tokenizers."""
+        import numpy as np
+
+        norm, starts, ends = nf_aligned(text, self._nf_forms)
+        if self._has_added and self._added.matches(norm):
+            return None
+        global _hf_encode_offsets
+        if _hf_encode_offsets is None:
+            _hf_encode_offsets = _pylist().hf_encode_offsets
+        fn, model, stages, _ = self._batch_c
+        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, norm)
+        if type(r) is int:  # HFB_SLOW
+            return None
+        n = len(r) // 12
+        a = np.frombuffer(r, dtype=np.uint32)
+        st, en = a[n:2 * n].astype(np.int64), a[2 * n:].astype(np.int64)
+        out = np.concatenate([a[:n], starts[st].astype(np.uint32), ends[en - 1].astype(np.uint32)])
+        return Encoding._from_arrays(out.tobytes(), n, self._lazy[add_special_tokens], self._token_table, norm)
+
     def _encode_one(self, text: str, add_special_tokens: bool) -> Encoding:
         """One str, without truncation, before padding: lazy around the C arrays where it can."""
         try:
-            if self._lazy is not None and self._takes_whole(text):
-                enc = self._encode_lazy(text, add_special_tokens)
+            if self._lazy is not None:
+                enc = self._encode_whole(text, add_special_tokens)
                 if enc is not None:
                     return enc
             return Encoding._of(self._post.process(self._model_record(text, 0, True), None, add_special_tokens))
@@ -1321,10 +1354,13 @@ class Tokenizer:
             return self._batch_chars_ids(texts)
         if self._stages is None or (self._norm and self._nf_unchanged is None) or not texts:
             return [self._model_ids(t) for t in texts]
-        if self._nf_unchanged is not None:  # the texts the normalizer changes: the general path
+        if self._nf_unchanged is not None:  # the texts the forms change: normalized here first
+            norm = [t if self._nf_unchanged(t) else self._normalize_str(t) for t in texts]
             out: list = [None] * len(texts)
-            same = [i for i, t in enumerate(texts) if self._nf_unchanged(t)]
-            for i, ids in zip(same, self._batch_whole_ids([texts[i] for i in same])):
+            # a normalized added token in a changed text: the general path (the batch call
+            # screens for the others)
+            whole = [i for i, t in enumerate(texts) if norm[i] is t or not (self._has_added and self._added.matches(norm[i]))]
+            for i, ids in zip(whole, self._batch_whole_ids([norm[i] for i in whole])):
                 out[i] = ids
             return [self._model_ids(texts[i]) if ids is None else ids for i, ids in enumerate(out)]
         return self._batch_whole_ids(texts)
@@ -1521,8 +1557,10 @@ class Tokenizer:
 def _added_screen(added) -> bytes | None:
     """For scantok._pylist.hf_encode_batch: flags of the first UTF-8 byte of each added token
     (1: the token has two bytes or more, 2: it is that byte), then a bitmap of their first two
-    bytes; a text where none occurs holds no added token.  None without added tokens."""
-    contents = [t.content.encode("utf-8", "surrogatepass") for t in added.tokens]
+    bytes; a text where none occurs holds no added token.  None without added tokens.  A
+    normalized token's normalized content counts too: a normalizer of Unicode forms lets texts
+    it leaves alone through (NFD's "A\u030a" is a normalized "Å")."""
+    contents = [c.encode("utf-8", "surrogatepass") for t in added.tokens for c in {t.content, t.norm}]
     contents = [c for c in contents if c]
     if not contents:
         return None
