@@ -3,7 +3,8 @@
     python bench/bench_hf.py [--corpus-dir DIR] [--mb 1.0] [--repeats 3]
 
 Files: DeepSeek V3's tokenizer.json (three Split regexes + ByteLevel, byte-level BPE), a
-GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE), a Qwen 2 style one (the NFC
+GPT-2-style file (ByteLevel with its regex, 32K byte-level BPE), the same layout with
+``add_prefix_space`` (``prefix_style``), a Qwen 2 style one (the NFC
 normalizer, Qwen's Split regex, ByteLevel without its regex) and a Llama 2 style one (BPE
 over characters with byte fallback, Prepend + Replace normalizer, no pre-tokenizer: a document
 is one piece), all trained here with tokenizers on the first 1 MB of each corpus; and the Llama
@@ -165,6 +166,14 @@ QWEN_PAT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s
             r"|\s+(?!\S)|\s+")
 
 
+def prefix_style_file(shared: Path, out: str) -> None:
+    """GPT-2's layout with ByteLevel's add_prefix_space (a tokenizer transformers saved with
+    add_prefix_space=True)."""
+    from tokenizers import pre_tokenizers
+
+    byte_level_file(shared, out, pre_tokenizers.ByteLevel(add_prefix_space=True))
+
+
 def qwen_style_file(shared: Path, out: str) -> None:
     """Qwen 2's layout: the NFC normalizer, Qwen's Split regex, then ByteLevel without its regex."""
     from tokenizers import Regex, normalizers, pre_tokenizers
@@ -239,9 +248,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
-    ap.add_argument("--files", default="deepseek_v3,gpt2_style,qwen_style,llama2_style,sp_style,gemma_style,"
-                    "mistral_style", help="tokenizer files to time: deepseek_v3,gpt2_style,qwen_style,llama2_style,"
-                    "sp_style,gemma_style,mistral_style")
+    ap.add_argument("--files", default="deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,sp_style,"
+                    "gemma_style,mistral_style", help="tokenizer files to time: deepseek_v3,gpt2_style,prefix_style,"
+                    "qwen_style,llama2_style,sp_style,gemma_style,mistral_style")
     ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
                     + ",".join(LONG))
     args = ap.parse_args(argv)
@@ -253,11 +262,14 @@ def main(argv=None) -> int:
         gpt2_style_file(args.shared, gpt2)
         wanted = args.files.split(",")
         files = {"deepseek_v3": str(args.shared / "hf" / "deepseek_v3" / "tokenizer.json"), "gpt2_style": gpt2,
+                 "prefix_style": os.path.join(tmp, "prefix_style.json"),
                  "qwen_style": os.path.join(tmp, "qwen_style.json"),
                  "llama2_style": os.path.join(tmp, "llama2_style.json"),
                  "sp_style": os.path.join(tmp, "sp_style.json"),
                  "gemma_style": os.path.join(tmp, "gemma_style.json"),
                  "mistral_style": os.path.join(tmp, "mistral_style.json")}
+        if "prefix_style" in wanted:
+            prefix_style_file(args.shared, files["prefix_style"])
         if "qwen_style" in wanted:
             qwen_style_file(args.shared, files["qwen_style"])
         if "llama2_style" in wanted:

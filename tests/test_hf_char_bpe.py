@@ -280,17 +280,24 @@ def test_short_and_long_pieces_agree():
     assert hf_bpe._C_CHARS_MIN > 1
 
 
+@pytest.mark.parametrize("strip", [False, True])
 @pytest.mark.parametrize("pre_tokenizer", [None, {"type": "Whitespace"}])
-def test_prepend_empty_prefix_general_path(pre_tokenizer):
+def test_prepend_empty_prefix_general_path(pre_tokenizer, strip):
     """Prepend("") alone, on the general path (no Replace after it) and with added tokens: the
-    first character of each segment is aligned to the empty range at its start, as tokenizers
-    aligns an inserted character (tokenizers panics when Lowercase or NFD follows it)."""
+    first character of each segment is aligned to (0, 0) of the segment, as tokenizers aligns an
+    inserted character, even where a Strip before it took the segment's first characters (found
+    by a helper's campaign: " a" gave (1, 1), tokenizers (0, 0)); tokenizers panics when
+    Lowercase or NFD follows it."""
     vocab = {"<unk>": 0, "a": 1, "b": 2, "ab": 3, "c": 4, "é": 5, "<s>": 6}
-    js = json.dumps({"normalizer": {"type": "Prepend", "prepend": ""}, "pre_tokenizer": pre_tokenizer,
+    norm = {"type": "Prepend", "prepend": ""}
+    if strip:
+        norm = {"type": "Sequence", "normalizers": [{"type": "Strip", "strip_left": True, "strip_right": False}, norm]}
+    js = json.dumps({"normalizer": norm, "pre_tokenizer": pre_tokenizer,
                      "added_tokens": [{"id": 6, "content": "<s>", "single_word": False, "lstrip": False,
                                        "rstrip": False, "normalized": False, "special": True}],
                      "model": {"type": "BPE", "unk_token": "<unk>", "vocab": vocab, "merges": ["a b"]}})
-    check(js, ["cab", "c", "é", "abc", "ab c", "c<s>c", "<s>é ab", "c" * 40, "x" + "ab" * 30])
+    check(js, ["cab", "c", "é", "abc", "ab c", "c<s>c", "<s>é ab", "c" * 40, "x" + "ab" * 30, " a", "  ab", "a<s> b",
+               " c" * 30])
 
 
 LAYOUTS = {  # how a file over characters puts "▁" into the text: normalizer, pre-tokenizer

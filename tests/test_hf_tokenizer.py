@@ -128,6 +128,18 @@ def gpt2_style(train_text):
 
 
 @pytest.fixture(scope="module")
+def prefix_space_style(gpt2_style):
+    """GPT-2's layout with ByteLevel's add_prefix_space (as transformers saves a tokenizer made
+    with add_prefix_space=True) and added tokens between which each segment gets its space."""
+    obj = json.loads(gpt2_style.to_str())
+    obj["pre_tokenizer"]["add_prefix_space"] = True
+    hf = HFTokenizer.from_str(json.dumps(obj))
+    hf.add_special_tokens([AddedToken("[MASK]", lstrip=True)])
+    hf.add_tokens([AddedToken("hello", normalized=False), AddedToken(" x", rstrip=True)])
+    return hf
+
+
+@pytest.fixture(scope="module")
 def roberta_style(gpt2_style):
     obj = json.loads(gpt2_style.to_str())
     obj["pre_tokenizer"]["add_prefix_space"] = True
@@ -238,8 +250,8 @@ def wordlevel_tok(train_text):
     return tok
 
 
-BUILT = ["gpt2_style", "roberta_style", "llama3_style", "qwen_style", "added_kinds", "metaspace_fallback",
-         "wordpiece_like", "wordlevel_tok"]
+BUILT = ["gpt2_style", "roberta_style", "prefix_space_style", "llama3_style", "qwen_style", "added_kinds",
+         "metaspace_fallback", "wordpiece_like", "wordlevel_tok"]
 
 
 @pytest.mark.parametrize("name", BUILT)
@@ -1473,3 +1485,24 @@ def test_nf_aligned_equals_the_general_alignments():
             got, starts, ends = nf_aligned(text, forms)
             assert got == ns.text, (text, forms)
             assert list(zip(starts.tolist(), ends.tolist())) == [tuple(x) for x in ns.materialize()], (text, forms)
+
+
+def test_prefix_space_encode_in_one_c_call(prefix_space_style, corpora):
+    """ByteLevel's add_prefix_space: encode() of a text is one C call over " " + the text (the
+    space folded back onto its first character), where it went piece by piece through the general
+    path at a sixth of tokenizers' speed; with a normalizer of Unicode forms too, and texts that
+    start with a space, are empty, or hold added tokens (each segment gets its own space)."""
+    ours, hf = pair(prefix_space_style)
+    assert ours._lazy is not None and ours.encode("ab")._lazy is not None  # the path under test
+    texts = _docs(corpora, size=8_000) + ["", " ", "a", " a", "  a", "hello", "ahello b", "[MASK] a", "a [MASK]",
+                                          " x y", "é", "\n a", "e\u0301 x"]
+    for text in texts:
+        assert_same(ours, hf, text)
+    assert_fast_same(ours, hf, texts)
+    assert [(e.ids, e.offsets, e.word_ids) for e in ours.encode_batch(texts, num_threads=2)] == \
+        [(e.ids, e.offsets, e.word_ids) for e in hf.encode_batch(texts)]
+    obj = json.loads(hf.to_str())
+    obj["normalizer"] = {"type": "NFC"}
+    ours, hf = scantok.Tokenizer.from_str(json.dumps(obj)), HFTokenizer.from_str(json.dumps(obj))
+    for text in texts:
+        assert_same(ours, hf, text)

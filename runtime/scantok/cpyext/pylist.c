@@ -570,17 +570,25 @@ fail:
     return NULL;
 }
 
-/* hf_encode_offsets(fn, model, cache, stages, text, words=0) -> bytes or int:
+/* hf_encode_offsets(fn, model, cache, stages, text, words=0, fold=0) -> bytes or int:
    scantok.Tokenizer.encode of one text in one call: the r ids, then their r start and r end
    offsets (code points), and with words their r words (the pre-tokenizer's piece each comes
    from), as 3 * r (4 * r) native uint32 in one bytes object; or the encoder's negative code
    HFB_SLOW (-2).  fn is the address of hfb_encode, or of hfb_encode_words with words; the
-   other arguments as for hf_encode_batch; the encoding runs with the GIL released. */
+   other arguments as for hf_encode_batch; the encoding runs with the GIL released.  fold: the
+   text's first fold characters are a prefix put before the caller's text that comes from its
+   first character (ByteLevel's add_prefix_space): starts become max(s - fold, 0) and ends
+   max(e - fold, 1). */
 static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL;
     int words = 0;
+    Py_ssize_t fold = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOU|p", &fn_o, &m_o, &c_o, &ss_o, &t, &words)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOU|pn", &fn_o, &m_o, &c_o, &ss_o, &t, &words, &fold)) return NULL;
+    if (fold < 0 || fold > UINT32_MAX - 1) {
+        PyErr_SetString(PyExc_ValueError, "hf_encode_offsets: fold out of range");
+        return NULL;
+    }
     hf_encode_fn fn;
     void *m, *c, *ss;
     if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
@@ -610,7 +618,13 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     else if (r < 0) res = PyLong_FromLongLong(r);
     else if ((res = PyBytes_FromStringAndSize(NULL, na * (Py_ssize_t)r * 4)) != NULL) {
         char *o = PyBytes_AsString(res);
-        for (int k = 0; k < na; k++) memcpy(o + 4 * k * r, buf + k * n, (size_t)r * 4);
+        const uint32_t k = (uint32_t)fold;
+        for (int64_t i = 0; k && i < r; i++) {
+            uint32_t *s = buf + n + i, *e = buf + 2 * n + i;
+            *s = *s > k ? *s - k : 0;
+            *e = *e > k + 1 ? *e - k : 1;
+        }
+        for (int k2 = 0; k2 < na; k2++) memcpy(o + 4 * k2 * r, buf + k2 * n, (size_t)r * 4);
     }
     PyMem_Free(buf);
     Py_XDECREF(tmp);

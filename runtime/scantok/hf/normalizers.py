@@ -457,15 +457,15 @@ def _replace(ns: _NS, matcher, content: str) -> None:
 
 def _prepend(ns: _NS, prefix: str) -> None:
     """HF's NormalizedString::prepend (on a non-empty string): the prefix is aligned like the
-    first char.  An empty prefix leaves the text but makes its first char an insertion, aligned
-    to the empty range at its start (tokenizers 0.23.3 then panics in some normalizers after it,
-    Lowercase and NFD among them: scantok goes on with that alignment)."""
+    first char.  An empty prefix leaves the text but makes its first char an insertion, which
+    tokenizers aligns to (0, 0) of the segment, wherever that char came from (after a Strip, say:
+    found by a helper's campaign); tokenizers 0.23.3 then panics in some normalizers after it,
+    Lowercase and NFD among them, where scantok goes on with that alignment."""
     if not ns.text:
         return
     if not prefix:
         if ns.track:
-            old = ns.materialize()
-            ns.align = [(old[0][0], old[0][0])] + old[1:]
+            ns.align = [(0, 0)] + ns.materialize()[1:]
         return
     if ns.track:
         old = ns.materialize()

@@ -400,8 +400,7 @@ class Tokenizer:
         self._tokens_by_id = None
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
         # a text without added tokens runs whole as one C call (stages, merges, offsets)
-        self._whole_c = self._stages is not None and (not self._norm or self._nf_unchanged is not None) \
-            and not self._prefix_space
+        self._whole_c = self._stages is not None and (not self._norm or self._nf_unchanged is not None)
         self._lazy = self._lazy_wraps() if self._whole_c or self._chars_c is not None else None
         self._fast_wraps = self._lazy_wraps(fast=True)
         # truncation of a lazy encoding: its overflowing parts' wraps (None: the general path)
@@ -631,10 +630,13 @@ class Tokenizer:
         """Tokens of ns.text[c:d] (a normalized part of the original text starting at base);
         with words (a list), each token's word (the pieces numbered from w).  Returns the
         number of the next piece."""
-        if self._stages is not None and not self._prefix_space:
-            r = self._encode_c(ns.text[c:d], offs is not None, words is not None)
+        if self._stages is not None:
+            seg, k = self._with_prefix(ns.text[c:d])
+            r = self._encode_c(seg, offs is not None, words is not None)
             if r is not None:
                 pids, st, en, wl = r
+                if k and offs is not None:  # the prefix comes from the segment's first character
+                    st, en = [max(a - k, 0) for a in st], [max(b - k, 1) for b in en]
                 ids.extend(pids)
                 if words is not None and wl:
                     # a piece of UTF-8 has a token at least: the pieces are the last word + 1
@@ -791,8 +793,11 @@ class Tokenizer:
             k = self._char_fast.most_prefix()
             return lambda text: [0] * (4 * (len(text) + k))  # at least one per token: 4 per char
         fn, (_, model, stages, _), cache_address = self._offsets_fn, self._batch_c, self._model.cache_address
+        prefix = self._prefix_space
 
         def words_of(text: str) -> list[int]:
+            if prefix and text and not text.startswith(" "):  # as _with_prefix
+                text = " " + text
             r = _hf_encode_offsets(fn, model, cache_address(), stages, text, True)
             n = len(r) // 16
             return _pylist().ids_to_list((r, 3 * n), n)
@@ -882,7 +887,8 @@ class Tokenizer:
         if _hf_encode_offsets is None:
             _hf_encode_offsets = _pylist().hf_encode_offsets
         fn, model, stages, _ = self._batch_c
-        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, norm)
+        whole, k = self._with_prefix(norm)
+        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, whole, False, k)
         if type(r) is int:  # HFB_SLOW
             return None
         n = len(r) // 12
@@ -964,7 +970,8 @@ class Tokenizer:
             if _hf_encode_offsets is None:
                 _hf_encode_offsets = _pylist().hf_encode_offsets
             _, model, stages, _ = self._batch_c
-            r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, text, True)
+            whole, k = self._with_prefix(text)
+            r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, whole, True, k)
             if type(r) is not int:  # else HFB_SLOW: the general path below
                 n, pyl = len(r) // 16, _pylist()
                 return record(pyl.ids_to_list((r, 0), n), pyl.tokens_to_list((r, 0), n, self._token_table()),
@@ -1186,10 +1193,19 @@ class Tokenizer:
                 return None
             return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
         fn, model, stages, _ = self._batch_c
-        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text)
+        whole, k = self._with_prefix(text)
+        r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, whole, False, k)
         if type(r) is int:  # HFB_SLOW
             return None
         return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
+
+    def _with_prefix(self, text: str) -> tuple[str, int]:
+        """The text the C stages read for text, and the length of the prefix put before it:
+        ByteLevel's add_prefix_space puts " " before a non-empty piece that does not start with
+        one, aligned like its first character (hf_encode_offsets folds it back)."""
+        if self._prefix_space and text and not text.startswith(" "):
+            return " " + text, 1
+        return text, 0
 
     @staticmethod
     def _threads(num_threads: int | None) -> int:
