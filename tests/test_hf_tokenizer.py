@@ -537,6 +537,10 @@ ADDED_ID_CASES = [  # the file's added tokens (id, content[, special]), over voc
     ([(2, "a")], None), ([(9, "ab")], None), ([(4, "<s>"), (4, "</s>")], None), ([(5, "<s>"), (4, "<s>")], None),
     ([(5, ""), (4, "<s>")], None), ([(5, "<s>"), (9, "x", False)], {"a": 0, "b": 7, "ab": 2, "c": 3}),
     ([(1, "x", False), (0, "<s>"), (3, "y", False)], None),
+    # a vocabulary token with an id past the vocabulary's size does not move the next new id
+    # (found by a helper's campaign: x was 11, tokenizers gives 3)
+    ([(10, "c", False), (11, "x", False), (12, "y", False)], {"a": 0, "b": 1, "ab": 2, "c": 10}),
+    ([(11, "x", False), (10, "c"), (12, "y", False)], {"a": 0, "b": 1, "ab": 2, "c": 10}),
 ]
 
 

@@ -203,12 +203,13 @@ def with_tokenizers_ids(tokens: Sequence[Any], vocab: Mapping[str, int]) -> list
     """The file's added tokens with the ids tokenizers gives them: it does not keep a file's
     ids but adds the tokens again in order (AddedVocabulary::add_tokens): a token already in the
     vocabulary (or added before) keeps that id, a new one takes the vocabulary's size, or one
-    past the largest added id when that is not below it.  A token with empty content and a
+    past the largest id given to a new one when that is not below it.  A token with empty content and a
     repeat of an identical token are ignored, as there.  Sorted by id (as tokenizers saves them)."""
     if not isinstance(tokens, list):
         raise HFError("added_tokens must be a list")
     size = len(vocab)
     ids: dict[str, int] = {}
+    fresh: list[int] = []  # the ids given to tokens the vocabulary lacks (the others do not count)
     kept: dict[str, tuple] = {}  # content -> (options, the token object)
     for i, obj in enumerate(tokens):
         t = AddedEntry(obj, f"added_tokens[{i}]") if not (isinstance(obj, Mapping) and obj.get("content") == "") \
@@ -225,8 +226,11 @@ def with_tokenizers_ids(tokens: Sequence[Any], vocab: Mapping[str, int]) -> list
             continue
         new_id = ids.get(t.content, vocab.get(t.content))
         if new_id is None:
-            top = max(ids.values(), default=None)
+            # a vocabulary token added before (whatever its id) does not move the next id: vocabulary
+            # {a: 0, b: 1, c: 10} with added c then x gives x 3, not 11 (found by a helper's campaign)
+            top = max(fresh, default=None)
             new_id = size if top is None else top + 1 if top >= size or size == 0 else size
+            fresh.append(new_id)
         ids[t.content] = new_id
         kept[t.content] = (options, dict(obj, id=new_id))
     return sorted((entry for _, entry in kept.values()), key=lambda o: o["id"])
