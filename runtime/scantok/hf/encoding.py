@@ -77,7 +77,8 @@ class Encoding:
     def _from_arrays(cls, arrays, n: int, wrap, table, text: str) -> "Encoding":
         """The model tokens' ids, starts and ends (arrays: the bytes hf_encode_offsets returns,
         3n uint32 in that order, read in place by scantok._pylist as (arrays, index)), the
-        post-processor's wrap (prefix, suffix, sequence type id, sequence ranges, words_of),
+        post-processor's wrap (prefix, suffix, sequence type id, sequence ranges, words_of, and
+        optionally the strings of tokens the table does not give, {model token index: string}),
         the id -> token table and the text: the word ids are words_of(text), made when asked
         for (a truncated part's: a slice of them from its first token, the 6th item)."""
         e = cls.__new__(cls)
@@ -104,6 +105,8 @@ class Encoding:
         sequence its type id, not the overflowing parts)."""
         arrays, n, wrap, table, text, start = self._lazy
         w = 1 if table is None else 3  # encode_batch_fast's: ids only; encode's: ids, starts, ends
+        # the overflowing parts keep this encoding's words and token strings (wrap[4:])
+        over_wrap = tuple(over_wrap[:4]) + tuple(wrap[4:])
 
         def part(a: int, b: int, wrap=over_wrap) -> "Encoding":
             if type(arrays) is bytes:
@@ -173,6 +176,11 @@ class Encoding:
             return list(self._tokens)
         arrays, n, pre, post, _, table = self._parts()
         lst = [""] * n if table is None else _pylist().tokens_to_list((arrays, 0), n, table())
+        wrap, first = self._lazy[2], self._lazy[5]
+        if len(wrap) > 5:  # the strings of the added tokens in the text (by model token index)
+            for k, t in wrap[5].items():
+                if first <= k < first + n:
+                    lst[k - first] = t
         lst = [t[1] for t in pre] + lst + [t[1] for t in post] if (pre or post) else lst
         return lst if self._pad is None else self._padding(lst, self._pad[4])
 
