@@ -320,15 +320,18 @@ def with_layout(js: str, layout: str) -> str:
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_encode_one_c_call_equals_tokenizers(layout):
     """encode() of a text without added tokens is one C call (hfb_encode_chars through
-    scantok._pylist, a lazy Encoding), encode_batch_fast one call per batch: every field
-    equals tokenizers', with pairs, truncation (stride, both directions), padding, the
-    template's special tokens and texts holding added tokens (the general path, where Metaspace's
-    "first" puts its prefix only before the segment that starts the text), for each layout
-    that puts "▁" into the text by a formula (_CharPiece)."""
+    scantok._pylist, a lazy Encoding), of one with added tokens one call per segment between
+    them, encode_batch_fast one call per batch: every field equals tokenizers', with pairs,
+    truncation (stride, both directions), padding, the template's special tokens and texts
+    holding added tokens (where Metaspace's "first" puts its prefix only before the segment
+    that starts the text), for each layout that puts "▁" into the text by a formula
+    (_CharPiece)."""
     rng = random.Random("one C call " + layout)
     js = with_layout(as_shipped(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)), layout)
     hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
-    assert ours._chars_c is not None and ours.encode("a b")._lazy is not None  # the path under test
+    # the paths under test: one C call, and one per segment between added tokens
+    assert ours._chars_c is not None and ours.encode("a b")._lazy is not None
+    assert ours.encode("a <s> b</s>")._lazy is not None
     alpha = [" ", "  ", "a", "b", "é", "中", "😀", "\u2581", "<s>", "</s>", "\n", "\t", "ab", "\U0010FFFF", "\x00"]
 
     def fields(e):

@@ -867,17 +867,20 @@ class Tokenizer:
         added token in it; under a normalizer of Unicode forms a text they change is normalized
         here first (nf_aligned) and its offsets mapped back."""
         if self._has_added and self._added.matches(text):
-            return self._encode_segments(text, add_special_tokens) if self._whole_c and not self._norm else None
+            if (self._whole_c and not self._norm) or self._chars_c is not None:
+                return self._encode_segments(text, add_special_tokens)
+            return None
         if self._nf_unchanged is None or self._nf_unchanged(text):
             return self._encode_lazy(text, add_special_tokens)
         return self._encode_nf_changed(text, add_special_tokens)
 
     def _encode_segments(self, text: str, add_special_tokens: bool) -> Encoding | None:
         """_encode_whole of a text holding added tokens (chat templates put them in most texts),
-        without a normalizer: the added tokens split out as _encode_raw splits them, one C call
-        per segment between them, a lazy Encoding over the joined arrays whose word ids and
-        added tokens' strings it carries; None where the C path declines a segment.  Through the
-        general path such a text ran at 1.7x tokenizers' speed (a Python step per token)."""
+        without a normalizer or under _char_fast's: the added tokens split out as _encode_raw
+        splits them, one C call per segment between them, a lazy Encoding over the joined arrays
+        whose word ids and added tokens' strings it carries; None where the C path declines a
+        segment.  Through the general path such a text ran at 1.1-1.7x tokenizers' speed (a
+        Python step per token)."""
         import numpy as np
 
         global _hf_encode_offsets
@@ -890,7 +893,12 @@ class Tokenizer:
                 parts.extend((a + c, a + d, t2) for c, d, t2 in added.split(text[a:b], normalized=True))
             else:
                 parts.append((a, b, tok))
-        _, model, stages, _ = self._batch_c
+        chars = self._chars_c is not None
+        if chars:  # (no normalized added token: _chars_setup)
+            fn, model = self._chars_c
+            self._model._chars_ready()
+        else:
+            fn, (_, model, stages, _) = self._offsets_fn, self._batch_c
         cache = self._model.cache_address()
         ids, starts, ends, words, strings = [], [], [], [], {}
         n = w = 0
@@ -903,18 +911,26 @@ class Tokenizer:
                 words.append(np.array([w], dtype=np.uint32))
                 n, w = n + 1, w + 1
                 continue
-            seg, k = self._with_prefix(text[a:b])
-            r = _hf_encode_offsets(self._offsets_fn, model, cache, stages, seg, True, k)
+            if chars:  # the segment is one piece, one word (_encode_chars_fast)
+                piece, k, first_end = self._char_fast.piece(text[a:b], a == 0)
+                r = _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], piece)
+            else:
+                seg, k = self._with_prefix(text[a:b])
+                r = _hf_encode_offsets(fn, model, cache, stages, seg, True, k)
             if type(r) is int:  # HFB_SLOW
                 return None
-            m = len(r) // 16
+            m = len(r) // (12 if chars else 16)
             arr = np.frombuffer(r, dtype=np.uint32)
             ids.append(arr[:m])
             starts.append(arr[m:2 * m] + np.uint32(a))
             ends.append(arr[2 * m:3 * m] + np.uint32(a))
-            words.append(arr[3 * m:] + np.uint32(w))
-            if m:
-                w += int(arr[-1]) + 1  # a piece has a token at least: the pieces are the last word + 1
+            if chars:
+                words.append(np.full(m, w, dtype=np.uint32))
+                w += 1
+            else:
+                words.append(arr[3 * m:] + np.uint32(w))
+                if m:
+                    w += int(arr[-1]) + 1  # a piece has a token at least: the pieces are the last word + 1
             n += m
         if not n:
             return None
