@@ -1516,7 +1516,8 @@ def test_prefix_space_encode_in_one_c_call(prefix_space_style, corpora):
 def test_texts_with_added_tokens_in_one_c_call_per_segment(name, request, corpora):
     """A text holding added tokens (chat templates put them in most texts) is one C call per
     segment between them and a lazy Encoding carrying the word ids and the added tokens'
-    strings, where it took the general path at 1.7x tokenizers' speed: every field equals
+    strings, where it took the general path at 1.7x tokenizers' speed (encode_batch_fast: the
+    segments of a batch's texts in one call): every field equals
     tokenizers', truncated (stride, both directions: the overflowing parts keep the strings and
     words), padded, in pairs and batches on two threads; added tokens of every kind."""
     import random
@@ -1534,6 +1535,9 @@ def test_texts_with_added_tokens_in_one_c_call_per_segment(name, request, corpor
     assert ours.encode("a<|im_end|>b")._lazy is not None  # the path under test
     for text in texts:
         assert_same(ours, hf, text)
+    # encode_batch_fast: each text's segments in one batch call (_batch_segment_ids)
+    assert_fast_same(ours, hf, texts)
+    assert_fast_same(ours, hf, texts * 4, num_threads=2, adds=(True,))
     assert [(e.ids, e.tokens, e.offsets, e.word_ids) for e in ours.encode_batch(texts, num_threads=2)] == \
         [(e.ids, e.tokens, e.offsets, e.word_ids) for e in hf.encode_batch(texts)]
     for side in ("right", "left"):
