@@ -1574,3 +1574,44 @@ def test_texts_of_many_added_tokens(deepseek):
     finally:
         for t in (ours, hf):
             t.no_truncation()
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFD", "NFKC", "NFKD"])
+def test_marks_tokenizers_takes_for_starters(form, qwen_style):
+    """Marks Python's unicodedata gives a combining class that tokenizers' older tables take
+    for starters (class 0) neither reorder nor let a composition across them, as in tokenizers
+    ("a\\u0898\\u0316" was reordered; found by a helper's scan): normalized text and offsets of
+    every such mark beside marks of class 230, 220 and 1, and through a byte-level file's C
+    paths (encode, encode_batch_fast)."""
+    from scantok.hf.unicode_tables import _HF_CCC0
+
+    js = json.dumps({"normalizer": {"type": form}, "pre_tokenizer": None,
+                     "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}})
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    contexts = ["a{}\u0316", "a{}\u0301", "a\u0301{}", "a\u0316{}", "e{}\u0301", "a{}\u0334", "a\u0334{}", "x {} y"]
+    texts = [c.format(chr(m)) for m in sorted(_HF_CCC0) for c in contexts]
+    for text in texts:
+        assert ours._normalize_str(text) == hf.normalizer.normalize_str(text), ascii(text)
+        assert ours.encode(text).offsets == hf.encode(text).offsets, ascii(text)
+    obj = json.loads(qwen_style.to_str())
+    obj["normalizer"] = {"type": form}
+    hf, ours = HFTokenizer.from_str(json.dumps(obj)), scantok.Tokenizer.from_str(json.dumps(obj))
+    joined = [" ".join(texts[i:i + 40]) for i in range(0, len(texts), 40)]
+    for text in joined:
+        assert_same(ours, hf, text)
+    assert_fast_same(ours, hf, joined, adds=(True,))
+
+
+def test_byte_fallback_reads_bytes_as_tokenizers():
+    """ByteFallback takes "<0xHH>" as a byte where Rust's u8::from_str_radix reads HH (two hex
+    digits, or "+" and one): not " 1", "-0", "1\\n" or other digits, which Python's int() took
+    (found by a helper's campaign), nor a token of six characters but more bytes."""
+    toks = ["<0x+A>", "<0x0 >", "<0x 1>", "<0x-0>", "<0x1\n>", "<0x0A>", "<0x0a>", "<0x\u00e9>", "<0xe9>", "<0x+>",
+            "<0x++>", "<0x\u0661\u0661>", "<0x+ >", "<0xC3>", "<0xA9>"]
+    vocab = {t: i for i, t in enumerate(toks)}
+    js = json.dumps({"model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<0x0A>"},
+                     "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}})
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    for i in range(len(toks)):
+        assert ours.decode([i]) == hf.decode([i]), toks[i]
+    assert ours.decode([13, 14, 1, 13, 14]) == hf.decode([13, 14, 1, 13, 14])

@@ -29,6 +29,18 @@ def _byte_level(tokens: list[str]) -> list[str]:
     return [b"".join(byte_level_bytes(t) for t in tokens).decode("utf-8", "replace")]
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _fallback_byte(digits: str) -> int | None:
+    """The byte of a "<0xHH>" token's two characters as Rust's u8::from_str_radix(_, 16) reads
+    them (two hex digits, or "+" and one), else None; Python's int() also took " 1", "-0",
+    "1\n" and non-ASCII digits (found by a helper's campaign)."""
+    if all(c in _HEX for c in digits) or (digits[0] == "+" and digits[1] in _HEX):
+        return int(digits, 16)
+    return None
+
+
 def _byte_fallback(tokens: list[str]) -> list[str]:
     out: list[str] = []
     pending = bytearray()
@@ -43,11 +55,10 @@ def _byte_fallback(tokens: list[str]) -> list[str]:
 
     for t in tokens:
         if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
-            try:
-                pending.append(int(t[3:5], 16))
+            b = _fallback_byte(t[3:5])
+            if b is not None:
+                pending.append(b)
                 continue
-            except ValueError:
-                pass
         flush()
         out.append(t)
     flush()

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from .errors import UnsupportedComponentError, WordLevelError
 from .unicode_tables import (_BERT_REMOVED, _CJK_RANGES, _FREEZE_NFC, _FREEZE_NFD, _FREEZE_NFKC,
-                             _FREEZE_NFKD, _HF_MN, _LOWER_TABLE, _WS, _class)
+                             _FREEZE_NFKD, _HF_CCC0, _HF_MN, _LOWER_TABLE, _WS, _class)
 
 class _NS:
     """A normalized string: ``text`` and, per char, the (start, end) range of the original it
@@ -141,8 +141,14 @@ def _lowercase(ns: _NS) -> None:
 
 # -- Unicode normalization forms, with unicode-normalization-alignments' changes --
 def _freeze(form: str) -> frozenset[int]:
-    return {"NFD": _FREEZE_NFD, "NFKD": _FREEZE_NFKD, "NFC": _FREEZE_NFC, "NFKC": _FREEZE_NFKC}[form]
+    """The chars the form leaves as they are, as tokenizers does: those its older tables do not
+    normalize, and the marks they take for starters (_HF_CCC0: a starter neither reorders nor
+    composes, and no composition crosses it, so leaving it in place is exact)."""
+    return _FROZEN[form]
 
+
+_FROZEN = {form: table | _HF_CCC0 for form, table in
+           (("NFD", _FREEZE_NFD), ("NFKD", _FREEZE_NFKD), ("NFC", _FREEZE_NFC), ("NFKC", _FREEZE_NFKC))}
 
 _COMPOSE_CACHE: dict[tuple[str, str], str | None] = {}
 

@@ -58,6 +58,11 @@ _CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700,
 #   _BERT_REMOVED: chars BertNormalizer(clean_text) removes
 #   _HF_MN: nonspacing marks BertNormalizer(strip_accents) removes after NFD
 #   _FREEZE_*: chars Python's unicodedata normalizes but HF's (older) tables leave unchanged
+#   _HF_CCC0: marks Python's unicodedata (Unicode 14) gives a canonical combining class but HF's
+#     (older) normalization tables treat as starters, class 0, so that they neither reorder nor
+#     let a composition across them: "a\u0898\u0316" stays as it is (found by a helper's scan;
+#     measured for every code point with a class by tokenizers' NFD of it beside U+0301, class
+#     230, and U+0334, class 1, session 18)
 #   _LOWER_TABLE: Lowercase (char::to_lowercase) of every non-ASCII char it changes
 # ------------------------------------------------------------------------------------------------
 
@@ -157,6 +162,13 @@ _HF_MN = _ranges(
     "0x1D167-0x1D169,0x1D17B-0x1D182,0x1D185-0x1D18B,0x1D1AA-0x1D1AD,0x1D242-0x1D244,"
     "0x1DA00-0x1DA36,0x1DA3B-0x1DA6C,0x1DA75,0x1DA84,0x1DA9B-0x1DA9F,0x1DAA1-0x1DAAF,"
     "0x1E8D0-0x1E8D6,0xE0100-0xE01EF,"
+)
+
+_HF_CCC0 = _ranges(
+    "0x7FD,0x898-0x89F,0x8CA-0x8D3,0x9FE,0xC3C,0xD3B-0xD3C,0xEBA,0x1715,0x1ABF-0x1ACE,0x1DF6-0x1DFA,0xA82C,"
+    "0x10D24-0x10D27,0x10EAB-0x10EAC,0x10F46-0x10F50,0x10F82-0x10F85,0x11070,0x1133B,0x1145E,"
+    "0x11839-0x1183A,0x1193D-0x1193E,0x11943,0x119E0,0x11A34,0x11A47,0x11A99,0x11D42,0x11D44-0x11D45,"
+    "0x11D97,0x16FF0-0x16FF1,0x1E130-0x1E136,0x1E2AE,0x1E2EC-0x1E2EF,"
 )
 
 _FREEZE_NFD = _ranges(
