@@ -1368,7 +1368,8 @@ def test_metaspace_first_after_prepend_or_an_expanded_first_character(norm, pres
 # combining marks) and texts it leaves alone
 NF_CHANGED = ["e\u0301", "caf" + "e\u0301 au lait", "\u212b ngstr\u00f6m", "x\u0344y", "\u1100\u1161\u11a8 han",
               "a\u0323\u0302b " * 40, "Ⅻ ﬁ \u32ff \ua7f2 " + "e\u0301" * 3, "the A\u030a token", "\u212b<|im_start|>x",
-              "e\u0301" * 300 + " end", "\u0301 leading mark", "trailing mark e\u0301"]
+              "e\u0301" * 300 + " end", "\u0301 leading mark", "trailing mark e\u0301", "xﬁ e\u0301", "ﬁ\u212b",
+              "xﬁy"]
 NF_SAME = ["café au lait", "你好，世界", "Ⅻ ﬁ \u32ff", "plain ascii", "", "ÅÅ Å", "Ω ω " * 50]
 
 
@@ -1383,7 +1384,10 @@ def test_unicode_form_normalizers_take_unchanged_texts_whole(qwen_style, corpora
     obj = json.loads(qwen_style.to_str())
     obj["normalizer"] = normalizer
     hf = HFTokenizer.from_str(json.dumps(obj))
-    ours = scantok.Tokenizer.from_str(json.dumps(obj))
+    # a token matched in the original text, which the forms may change (found by a review: NFD's
+    # "xÅ" lost such a "Å" in encode_batch_fast)
+    hf.add_tokens([AddedToken("ﬁ", normalized=False)])
+    ours = scantok.Tokenizer.from_str(hf.to_str())
     docs = _docs(corpora, size=12_000)
     mixed = [d + c for d, c in zip(docs, NF_CHANGED * 10)] + docs + NF_CHANGED + NF_SAME + SPICE
     for text in NF_CHANGED + NF_SAME + SPICE + docs[:6]:

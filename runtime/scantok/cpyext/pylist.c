@@ -618,13 +618,13 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     else if (r < 0) res = PyLong_FromLongLong(r);
     else if ((res = PyBytes_FromStringAndSize(NULL, na * (Py_ssize_t)r * 4)) != NULL) {
         char *o = PyBytes_AsString(res);
-        const uint32_t k = (uint32_t)fold;
-        for (int64_t i = 0; k && i < r; i++) {
+        const uint32_t fold_u = (uint32_t)fold;
+        for (int64_t i = 0; fold_u && i < r; i++) {
             uint32_t *s = buf + n + i, *e = buf + 2 * n + i;
-            *s = *s > k ? *s - k : 0;
-            *e = *e > k + 1 ? *e - k : 1;
+            *s = *s > fold_u ? *s - fold_u : 0;
+            *e = *e > fold_u + 1 ? *e - fold_u : 1;
         }
-        for (int k2 = 0; k2 < na; k2++) memcpy(o + 4 * k2 * r, buf + k2 * n, (size_t)r * 4);
+        for (int k = 0; k < na; k++) memcpy(o + 4 * k * r, buf + k * n, (size_t)r * 4);
     }
     PyMem_Free(buf);
     Py_XDECREF(tmp);

@@ -791,9 +791,8 @@ class Tokenizer:
         """words_of(text): the word of each token of text as encode()'s C path makes them (its
         piece index), for a lazy Encoding's word_ids (encode() does not track them: that cost
         it 6 % of its instructions).  A closure over the C handles, not the tokenizer."""
-        if self._chars_c is not None:  # no pre-tokenizer: the normalized text is one word
-            k = self._char_fast.most_prefix()
-            return lambda text: [0] * (4 * (len(text) + k))  # at least one per token: 4 per char
+        if self._chars_c is not None:  # one word: _encode_lazy gives each encoding its own count
+            return None
         fn, (_, model, stages, _), cache_address = self._offsets_fn, self._batch_c, self._model.cache_address
         prefix = self._prefix_space
 
@@ -1165,7 +1164,9 @@ class Tokenizer:
         these.  Returns how many were not ignored.  Afterwards the tokenizer is what tokenizers
         gives after loading its own file (``to_str``): tokenizers' own object keeps some state
         of a token added again with other options (it stays special for ``decode``, and keeps its
-        earlier normalized form for ``id_to_token``) until then.
+        earlier normalized form for ``id_to_token``) until then, and where the vocabulary holds
+        an id at or past its size and an added token names that entry, its next new id counts
+        that id (loading its file does not, which scantok follows).
 
         >>> tok = Tokenizer.from_str('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},'
         ...                          ' "pre_tokenizer": {"type": "Whitespace"}}')
@@ -1264,7 +1265,10 @@ class Tokenizer:
             r = _hf_encode_offsets(fn, model, self._model.cache_address(), self._chars_skip[k, first_end], piece)
             if type(r) is int:  # HFB_SLOW: the general path raises tokenizers' error
                 return None
-            return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
+            n = len(r) // 12
+            # no pre-tokenizer: the text is one word
+            wrap = tuple(self._lazy[add_special_tokens][:4]) + (lambda _text, n=n: [0] * n,)
+            return Encoding._from_arrays(r, n, wrap, self._token_table, text)
         fn, model, stages, _ = self._batch_c
         whole, k = self._with_prefix(text)
         r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, whole, False, k)
@@ -1446,9 +1450,12 @@ class Tokenizer:
         if self._nf_unchanged is not None:  # the texts the forms change: normalized here first
             norm = [t if self._nf_unchanged(t) else self._normalize_str(t) for t in texts]
             out: list = [None] * len(texts)
-            # a normalized added token in a changed text: the general path (the batch call
-            # screens for the others)
-            whole = [i for i, t in enumerate(texts) if norm[i] is t or not (self._has_added and self._added.matches(norm[i]))]
+            # a changed text holding an added token, in the original (a token not normalized)
+            # or once normalized: the general path (the batch call screens the texts the forms
+            # leave alone, whose two are the same; found by a review: NFD's "xÅ" with "Å" added
+            # unnormalized lost the token)
+            whole = [i for i, t in enumerate(texts) if norm[i] is t or not (
+                self._has_added and (self._added.matches(t) or self._added.matches(norm[i])))]
             for i, ids in zip(whole, self._batch_whole_ids([norm[i] for i in whole])):
                 out[i] = ids
             return [self._model_ids(texts[i]) if ids is None else ids for i, ids in enumerate(out)]
@@ -1710,8 +1717,9 @@ def _added_screen(added) -> bytes | None:
     """For scantok._pylist.hf_encode_batch: flags of the first UTF-8 byte of each added token
     (1: the token has two bytes or more, 2: it is that byte), then a bitmap of their first two
     bytes; a text where none occurs holds no added token.  None without added tokens.  A
-    normalized token's normalized content counts too: a normalizer of Unicode forms lets texts
-    it leaves alone through (NFD's "A\u030a" is a normalized "Å")."""
+    normalized token's normalized content counts too: under a normalizer of Unicode forms the
+    batch call takes the texts the forms leave alone, whose original and normalized text are
+    the same (NFD's "A\u030a" is a normalized "Å")."""
     contents = [c.encode("utf-8", "surrogatepass") for t in added.tokens for c in {t.content, t.norm}]
     contents = [c for c in contents if c]
     if not contents:
