@@ -1411,7 +1411,7 @@ def _random_decoder(rng, depth: int = 0):
     kind = rng.choice(["Replace", "Replace", "Metaspace", "WordPiece", "ByteFallback", "Fuse", "Strip", "ByteLevel"]
                       + ([] if depth else ["Sequence"] * 4))
     if kind == "Replace":
-        pat = rng.choice(["▁", " ", "##", "a"]) if rng.random() < 0.7 else Regex(rng.choice(["▁+", "[ab]", r"\s"]))
+        pat = rng.choice(["▁", " ", "##", "a", "", "aa"]) if rng.random() < 0.7 else Regex(rng.choice(["▁+", "[ab]", r"\s"]))
         return decoders.Replace(pat, rng.choice([" ", "", "▁", "xy"]))
     if kind == "Metaspace":
         return decoders.Metaspace(replacement=rng.choice(["▁", "_"]), prepend_scheme=rng.choice(["always", "first", "never"]))

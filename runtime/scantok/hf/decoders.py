@@ -156,10 +156,20 @@ class Decoder:
         elif t == "Replace":
             from .normalizers import _NS, _pattern_matcher, _replace
 
-            matcher = _pattern_matcher(spec.get("pattern"), where)
+            pattern = spec.get("pattern")
             content = spec.get("content")
             if not isinstance(content, str):
                 raise HFError(f"{where}: Replace needs a string 'content'")
+            if isinstance(pattern, Mapping) and isinstance(pattern.get("String"), str):
+                # a string: each token's str.replace, as tokenizers' decoder replaces it (an
+                # empty one puts the content at every boundary of a non-empty token: "a" ->
+                # "_a_", where the normalizer leaves the text alone; found by a helper's campaign)
+                def replace_string(toks, p=pattern["String"], c=content):
+                    return [t.replace(p, c) if t else t for t in toks]
+
+                self.chain.append(_per_token(replace_string))
+                return
+            matcher = _pattern_matcher(pattern, where)
 
             def replace(toks, m=matcher, c=content):
                 out = []
