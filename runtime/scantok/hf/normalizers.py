@@ -147,8 +147,17 @@ def _freeze(form: str) -> frozenset[int]:
     return _FROZEN[form]
 
 
+def _has_frozen(form: str, text: str) -> bool:
+    """Whether text holds a char _freeze(form) names (a regex search: a set test over map(ord)
+    walked every char in Python)."""
+    rx = _FROZEN_RE[form]
+    return rx is not None and rx.search(text) is not None
+
+
 _FROZEN = {form: table | _HF_CCC0 for form, table in
            (("NFD", _FREEZE_NFD), ("NFKD", _FREEZE_NFKD), ("NFC", _FREEZE_NFC), ("NFKC", _FREEZE_NFKC))}
+
+_FROZEN_RE = {form: re.compile(f"[{_class(cps)}]") if cps else None for form, cps in _FROZEN.items()}
 
 _COMPOSE_CACHE: dict[tuple[str, str], str | None] = {}
 
@@ -213,7 +222,7 @@ def _unicode_nf(ns: _NS, form: str) -> None:
     if t.isascii():
         return
     frozen = _freeze(form)
-    has_frozen = bool(frozen) and not frozen.isdisjoint(map(ord, t))
+    has_frozen = _has_frozen(form, t)
     if not has_frozen and unicodedata.is_normalized(form, t):
         return
     if not ns.track:  # text only: normalize the stretches between characters HF leaves alone
@@ -252,8 +261,7 @@ def nf_aligned(text: str, forms: tuple[str, ...]):
     starts, ends = np.arange(n, dtype=np.int64), np.arange(1, n + 1, dtype=np.int64)
     for form in forms:
         frozen = _freeze(form)
-        if text.isascii() or ((not frozen or frozen.isdisjoint(map(ord, text)))
-                              and unicodedata.is_normalized(form, text)):
+        if text.isascii() or (not _has_frozen(form, text) and unicodedata.is_normalized(form, text)):
             continue
         parts, idx, pos = [], [], 0
         for a, b, dest in _nf_regions(text, form, frozen):
@@ -364,15 +372,11 @@ def nf_unchanged(forms: tuple[str, ...]):
     normalize with NFC): ASCII, or normalized in every form and free of the characters whose
     normalization scantok takes from tokenizers' tables rather than Python's (the frozen
     ones).  The same test _unicode_nf makes before it normalizes."""
-    frozen = [re.compile("[" + "".join(f"\\U{c:08X}" for c in sorted(_freeze(f))) + "]") if _freeze(f) else None
-              for f in forms]
-    checks = tuple(zip(forms, frozen))
-
     def unchanged(text: str) -> bool:
         if text.isascii():
             return True
-        for form, fz in checks:
-            if (fz is not None and fz.search(text)) or not unicodedata.is_normalized(form, text):
+        for form in forms:
+            if _has_frozen(form, text) or not unicodedata.is_normalized(form, text):
                 return False
         return True
 

@@ -41,7 +41,7 @@ from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
 from .truncation import Truncation, truncate_pair
 
-# scantok._pylist.hf_encode_offsets, imported by the first Tokenizer.encode that needs it
+# scantok._pylist.hf_encode_offsets, set by the first Tokenizer made
 _hf_encode_offsets = None
 
 def _flag(v, name: str, where: str) -> bool:
@@ -399,6 +399,9 @@ class Tokenizer:
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
                                  and getattr(self._model, "byte_mode", False))
         self._setup_fast()
+        global _hf_encode_offsets  # encode()'s C call, a module global: a lookup per call costs
+        if _hf_encode_offsets is None:
+            _hf_encode_offsets = _pylist().hf_encode_offsets
         self._tokens_by_id = None
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
         # a text without added tokens runs whole as one C call (stages, merges, offsets)
@@ -884,9 +887,6 @@ class Tokenizer:
         Python step per token)."""
         import numpy as np
 
-        global _hf_encode_offsets
-        if _hf_encode_offsets is None:
-            _hf_encode_offsets = _pylist().hf_encode_offsets
         parts = self._added_parts(text)
         chars = self._chars_c is not None
         if chars:  # (no normalized added token: _chars_setup)
@@ -955,9 +955,6 @@ class Tokenizer:
         norm, starts, ends = nf_aligned(text, self._nf_forms)
         if self._has_added and self._added.matches(norm):
             return None
-        global _hf_encode_offsets
-        if _hf_encode_offsets is None:
-            _hf_encode_offsets = _pylist().hf_encode_offsets
         fn, model, stages, _ = self._batch_c
         whole, k = self._with_prefix(norm)
         r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, whole, False, k)
@@ -1038,9 +1035,6 @@ class Tokenizer:
             return record(ids, [""] * n, [(0, 0)] * n, [0] * n)
         if self._whole_c and self._takes_whole(text):
             # the C arrays made lists in C (a Python loop per token cost 20x more)
-            global _hf_encode_offsets
-            if _hf_encode_offsets is None:
-                _hf_encode_offsets = _pylist().hf_encode_offsets
             _, model, stages, _ = self._batch_c
             whole, k = self._with_prefix(text)
             r = _hf_encode_offsets(self._offsets_fn, model, self._model.cache_address(), stages, whole, True, k)
@@ -1253,9 +1247,6 @@ class Tokenizer:
         """The whole text by one C call (no normalizer, no added token in it), or None.  Per
         call costs matter here (a 4 KB text encodes in ~50 us): the imports are module
         globals after the first call and the cache address is kept (Model.cache_address)."""
-        global _hf_encode_offsets
-        if _hf_encode_offsets is None:
-            _hf_encode_offsets = _pylist().hf_encode_offsets
         if self._chars_c is not None:
             if not text:  # no prefix on it: the general path's empty record
                 return None
