@@ -10,7 +10,11 @@ over characters with byte fallback, Prepend + Replace normalizer, no pre-tokeniz
 is one piece), all trained here with tokenizers on the first 1 MB of each corpus; and the Llama
 2 style file trained as SentencePiece trains (``sp_style``: on words that start with "▁", so
 that no token joins two words, as in Llama 2's vocabulary), also saved as Gemma's files are
-(``gemma_style``: Replace alone) and as Mistral's (``mistral_style``: Metaspace, no split).  Timed text: ``--mb`` MB from the middle of each corpus
+(``gemma_style``: Replace alone) and as Mistral's (``mistral_style``: Metaspace, no split); and
+tokenizers' quicktour file (``quicktour_style``: BPE over characters with "[UNK]", Whitespace) and
+Falcon's layout (``falcon_style``: Punctuation, ByteLevel, Digits, Split, byte-level BPE), and a
+file trained with tokenizers' default Metaspace (``metaspace_style``: split before each "▁"),
+and CLIP's layout (``clip_style``: NFC, Replace, Lowercase; a Split's matches; ``</w>`` suffix).  Timed text: ``--mb`` MB from the middle of each corpus
 (held out from training and from warming), and of each ``--unseen`` text (``bench/heldout.py``:
 vim's help files, the C headers, vim's tutors in 30 languages; in no corpus, used to tune
 nothing; warmed on English), cut into 4 KB documents.  HF runs in a subprocess
@@ -183,6 +187,75 @@ def qwen_style_file(shared: Path, out: str) -> None:
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]), normalizers.NFC())
 
 
+def falcon_style_file(shared: Path, out: str) -> None:
+    """Falcon's layout: Punctuation, ByteLevel with its regex, Digits and a Split of three digits
+    (the last two over ByteLevel's characters)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    byte_level_file(shared, out, pre_tokenizers.Sequence([
+        pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        pre_tokenizers.Digits(individual_digits=False), pre_tokenizers.Split(Regex("[0-9][0-9][0-9]"), "isolated")]))
+
+
+def metaspace_style_file(shared: Path, out: str) -> None:
+    """A SentencePiece-like file trained with tokenizers' default Metaspace (split before each
+    "▁", prefix "always"): BPE over characters with byte fallback, 32K tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    special = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=special, show_progress=False, limit_alphabet=1000)
+    tok.train_from_iterator(texts, trainer)
+    tok.save(out)
+
+
+CLIP_PAT = r"'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"
+
+
+def clip_style_file(shared: Path, out: str) -> None:
+    """CLIP's layout (Stable Diffusion's text encoder): NFC, Replace(\\s+, " ") and Lowercase;
+    the matches of CLIP's Split regex, ByteLevel without its regex; BPE with
+    end_of_word_suffix "</w>" (32K tokens) and RobertaProcessing."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.BPE(end_of_word_suffix="</w>", unk_token="<|endoftext|>"))
+    tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "),
+                                           normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(CLIP_PAT), "removed", invert=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=["<|startoftext|>", "<|endoftext|>"],
+                                  show_progress=False, end_of_word_suffix="</w>",
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(texts, trainer)
+    tok.post_processor = processors.RobertaProcessing(("<|endoftext|>", tok.token_to_id("<|endoftext|>")),
+                                                      ("<|startoftext|>", tok.token_to_id("<|startoftext|>")),
+                                                      trim_offsets=False, add_prefix_space=False)
+    tok.save(out)
+
+
+def quicktour_style_file(shared: Path, out: str) -> None:
+    """tokenizers' quicktour: BPE over characters with an unknown token ("[UNK]"), the
+    Whitespace pre-tokenizer and a BERT-like template, 30K tokens trained here with tokenizers on
+    the first 1 MB of each corpus."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    trainer = trainers.BpeTrainer(vocab_size=30_000, special_tokens=["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"],
+                                  show_progress=False)
+    tok.train_from_iterator(texts, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    tok.save(out)
+
+
 def llama2_style_file(shared: Path, out: str) -> None:
     """A Llama 2 / Mistral style file: BPE over characters with byte fallback, the normalizer
     Prepend("▁") + Replace(" ", "▁") and no pre-tokenizer (a document is one piece), 32K
@@ -235,7 +308,9 @@ def _c_path(tok) -> str:
     characters (Llama 2 style), or none (the general path)."""
     if tok._whole_c:
         nf = getattr(tok, "_nf_unchanged", None) is not None  # (absent before session 18)
-        return "stages" + (" (texts the normalizer leaves alone)" if nf else "")
+        chain = getattr(tok, "_chain", None) is not None  # (absent before session 19)
+        return "stages" + (" (texts the normalizer leaves alone)" if nf else
+                           " (normalized on numpy alignments)" if chain else "")
     if tok._stages is not None:
         return "stages (batches)"
     return "characters" if getattr(tok, "_chars_c", None) is not None else "none"
@@ -249,8 +324,9 @@ def main(argv=None) -> int:
     ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
     ap.add_argument("--files", default="deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,sp_style,"
-                    "gemma_style,mistral_style", help="tokenizer files to time: deepseek_v3,gpt2_style,prefix_style,"
-                    "qwen_style,llama2_style,sp_style,gemma_style,mistral_style")
+                    "gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style",
+                    help="tokenizer files to time: deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,"
+                    "sp_style,gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style")
     ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
                     + ",".join(LONG))
     args = ap.parse_args(argv)
@@ -267,19 +343,20 @@ def main(argv=None) -> int:
                  "llama2_style": os.path.join(tmp, "llama2_style.json"),
                  "sp_style": os.path.join(tmp, "sp_style.json"),
                  "gemma_style": os.path.join(tmp, "gemma_style.json"),
-                 "mistral_style": os.path.join(tmp, "mistral_style.json")}
-        if "prefix_style" in wanted:
-            prefix_style_file(args.shared, files["prefix_style"])
-        if "qwen_style" in wanted:
-            qwen_style_file(args.shared, files["qwen_style"])
-        if "llama2_style" in wanted:
-            llama2_style_file(args.shared, files["llama2_style"])
-        if "sp_style" in wanted:
-            sentencepiece_style_file(args.shared, files["sp_style"])
-        if "gemma_style" in wanted:
-            sentencepiece_style_file(args.shared, files["gemma_style"], "replace")
-        if "mistral_style" in wanted:
-            sentencepiece_style_file(args.shared, files["mistral_style"], "metaspace")
+                 "mistral_style": os.path.join(tmp, "mistral_style.json"),
+                 "quicktour_style": os.path.join(tmp, "quicktour_style.json"),
+                 "falcon_style": os.path.join(tmp, "falcon_style.json"),
+                 "metaspace_style": os.path.join(tmp, "metaspace_style.json"),
+                 "clip_style": os.path.join(tmp, "clip_style.json")}
+        builders = {"prefix_style": prefix_style_file, "qwen_style": qwen_style_file,
+                    "llama2_style": llama2_style_file, "sp_style": sentencepiece_style_file,
+                    "gemma_style": lambda sh, out: sentencepiece_style_file(sh, out, "replace"),
+                    "mistral_style": lambda sh, out: sentencepiece_style_file(sh, out, "metaspace"),
+                    "quicktour_style": quicktour_style_file, "falcon_style": falcon_style_file,
+                    "metaspace_style": metaspace_style_file, "clip_style": clip_style_file}
+        for name, build in builders.items():
+            if name in wanted:
+                build(args.shared, files[name])
         files = {k: v for k, v in files.items() if k in wanted}
         print(f"{'file':12} {'corpus':6} | {'fast MB/s: scantok':>18} {'HF':>6} {'ratio':>7} | "
               f"{'+ .ids':>7} {'HF':>6} {'ratio':>7} | "

@@ -458,7 +458,7 @@ class Campaign:
 
     def decoder(self, depth: int = 0):
         rng = self.rng
-        kinds = ["ByteLevel", "Metaspace", "WordPiece", "ByteFallback", "Fuse", "Strip", "Replace"]
+        kinds = ["ByteLevel", "Metaspace", "WordPiece", "ByteFallback", "Fuse", "Strip", "Replace", "BPEDecoder"]
         if depth == 0:
             kinds += ["Sequence", "Sequence"]
         k = rng.choice(kinds)
@@ -473,6 +473,8 @@ class Campaign:
             return decoders.ByteFallback()
         if k == "Fuse":
             return decoders.Fuse()
+        if k == "BPEDecoder":
+            return decoders.BPEDecoder(suffix=rng.choice(["</w>", "w", "@@"]))
         if k == "Strip":
             return decoders.Strip(content=rng.choice([" ", "▁", "_"]), left=rng.randint(0, 2), right=rng.randint(0, 2))
         if k == "Replace":
@@ -490,7 +492,7 @@ class Campaign:
             ("pre_tokenizer", {"type": "UnicodeScripts"}),
             ("pre_tokenizer", {"type": "CharDelimiterSplit", "delimiter": "x"}),
             ("decoder", {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True}),
-            ("decoder", {"type": "BPEDecoder", "suffix": "</w>"}),
+            ("decoder", {"type": "CTC", "pad_token": "[PAD]", "word_delimiter_token": "_", "cleanup": False}),
         ])
         obj[kind] = comp
         return f"{kind}={comp['type']}"

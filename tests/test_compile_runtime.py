@@ -148,7 +148,8 @@ ONIG_TEXT = hard_text(max_fragments=30, surrogates=False)
 ONIG_PATTERNS = [LLAMA3, QWEN2, *DEEPSEEK_V3, r"\w+|[^\w\s]+", r"\W+|[\w]+", r"[^\W\d]+|\p{Word}",
                  r"\S+", r"a$|\s+$|x\z", r"\h+|\H", r"\p{XDigit}+|\p{ASCII}", r"\p{N}{1,2}+|.",
                  r"(?i)[a-z]+|\p{Lu}", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\p{L}]",
-                 r"a+*?b|a{1,2}{3}|\s**\S"]  # a quantifier on a quantifier: a repeat of the repeat
+                 r"a+*?b|a{1,2}{3}|\s**\S",  # a quantifier on a quantifier: a repeat of the repeat
+                 r"a\xc3\xa9+|\xe4\xb8\xad|\x41\x{e9}"]  # \xHH >= 0x80: bytes of UTF-8, \x{HH}: code points
 
 
 def hf_split(pattern: str, text: str) -> list[tuple[str, tuple[int, int]]]:
@@ -240,9 +241,23 @@ def test_onig_corpora(pattern, corpus):
     (r"\p{Script}", "unknown Unicode property"),
     (r"a{2}?", "X{n}?"),
     (r"\U00000041", "not an escape in Oniguruma"),
+    (r"[\xe9]", "in a character class"),          # Oniguruma compares bytes there
+    (r"[\x7f-\x80]", "in a character class"),
+    (r"\xff", "no character's UTF-8"),            # Oniguruma matches nothing
 ])
 def test_onig_refuses_what_it_cannot_reproduce(pattern, construct):
     with pytest.raises(scantok.PatternError, match=re.escape(construct)):
+        scantok.compile(pattern, flavor="onig")
+
+
+@pytest.mark.parametrize("pattern", [r"\xc3", r"\xe9", r"\xe4\xb8", r"\xa9"])
+def test_onig_refuses_a_partial_character_as_oniguruma(pattern):
+    """Oniguruma reads \\xHH as a byte of UTF-8: a lead byte without its continuation bytes, or
+    a continuation byte alone, is its "too short multibyte code string" (tokenizers fails to
+    load the file); flavor onig refuses it with a PatternError naming the construct. Before,
+    it read \\xe9 as U+00E9 (found by the tests of pre-tokenizers after a ByteLevel)."""
+    assert _onig_refuses(pattern)
+    with pytest.raises(scantok.PatternError, match="no character's UTF-8"):
         scantok.compile(pattern, flavor="onig")
 
 

@@ -47,6 +47,10 @@ TESTS = [
     "tests/test_premerge.py", "tests/test_hf_premerge.py",
     # long pieces merged in windows, junctions checked; models over characters (hf_bpe.c)
     "tests/test_hf_long_pieces.py", "tests/test_hf_char_bpe.py",
+    # char models under split stages; stages over ByteLevel's characters (hf_bpe.c)
+    "tests/test_hf_char_split.py", "tests/test_hf_byte_level_inner.py",
+    # end_of_word_suffix in byte mode (CLIP), normalizers on numpy alignments
+    "tests/test_hf_clip_style.py",
     # the short-text path: one C-API call (scantok._pylist.encode_small) for short str
     "tests/test_short_text_path.py",
     # str -> UTF-8 (cpyext/ucs_utf8.c): every kind, both paths, the bounded stores at the end

@@ -389,6 +389,8 @@ class _Parser:
             return Chars(fold(CharSet.of(_SIMPLE_ESCAPES[c]), at))
         if c == "U" and self.onig:
             raise self.error("\\U is not an escape in Oniguruma (it matches 'U')", at)
+        if c == "x" and self.onig and self.peek() != "{":
+            return Chars(fold(CharSet.of(self.onig_byte_escape(at, in_class)), at))
         if c in "xuU":
             return Chars(fold(CharSet.of(self.hex_escape(c, at)), at))
         if c == "0":
@@ -409,6 +411,32 @@ class _Parser:
         if c.isalnum():
             raise self.error(f"unknown escape \\{c}", at)
         return Chars(fold(CharSet.of(ord(c)), at))
+
+    def onig_byte_escape(self, at: int, in_class: bool) -> int:
+        """Oniguruma's \\xHH: a code unit, so in UTF-8 \\x00-\\x7F are those characters and
+        \\x80-\\xFF bytes: escapes that spell a character's UTF-8 in full ("\\xc3\\xa9" is "é")
+        are that character; a lone lead or continuation byte is Oniguruma's "too short
+        multibyte code string" (tokenizers fails to load it). A byte in a class (where
+        Oniguruma compares bytes, "[\\x80-\\xff]" matching no character) is not supported."""
+        value = self.hex_escape("x", at)
+        if value < 0x80:
+            return value
+        if in_class:
+            raise self.error("\\x80-\\xFF in a character class (a byte of UTF-8 in Oniguruma) is not supported; "
+                             "write \\x{HH} for the code point", at)
+        need = 1 if 0xC2 <= value <= 0xDF else 2 if 0xE0 <= value <= 0xEF else 3 if 0xF0 <= value <= 0xF4 else -1
+        raw = [value]
+        while 0 < need and self.p.startswith("\\x", self.i) and self.p[self.i + 2:self.i + 3] != "{":
+            self.i += 2
+            raw.append(self.hex_escape("x", at))
+            need -= 1
+        try:
+            cp = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.error("\\xHH escapes that are no character's UTF-8 are not supported (a partial "
+                             "character is Oniguruma's too short multibyte code string; write \\x{HH} for the "
+                             "code point)", at) from None
+        return ord(cp)
 
     def hex_escape(self, kind: str, at: int) -> int:
         if kind == "x" and self.peek() == "{":

@@ -73,6 +73,10 @@ struct hfb_model {
     unsigned shift; /* 64 - log2(mask + 1) */
     uint32_t n_ids;
     int32_t byte_ids[256];
+    /* end_of_word_suffix (hfb_set_byte_suffix): the id of each byte's character followed by
+       the suffix, which a piece's last symbol is (-1: missing); suffix: set */
+    int32_t byte_ids_last[256];
+    int suffix;
     const uint32_t *tok_len;
     const vt_table *whole;
     struct self_slot *selfs; /* NULL: none (see hfb_build_selfs) */
@@ -90,7 +94,8 @@ struct hfb_model {
     int32_t fallback[256];
     int64_t unk_id;
     int fuse_unk, byte_fallback;
-    const uint32_t *u8len; /* char mode with words: the UTF-8 length of every id's string */
+    const uint32_t *u8len; /* char mode: the UTF-8 length of every id's string (or NULL) */
+    int cut_words;         /* char mode: pieces may be cut into words (hfb_set_chars) */
     uint64_t generation; /* changes with every build step: caches of an older model are void */
 };
 
@@ -137,6 +142,8 @@ typedef struct {
     uint32_t *ms, *me; /* scanner matches */
     uint32_t *cidx;    /* byte -> code point index (offsets only) */
     size_t cap;
+    uint8_t *mapped;   /* a piece's ByteLevel characters (2 cap bytes), made on first use */
+    uint32_t *raw_of;  /* mapped byte -> the piece's byte it comes from (2 cap + 1) */
 } scratch;
 
 /* A cache keeps its thread's scratch between calls (no allocation per text) while it is for
@@ -819,6 +826,7 @@ static long record_raw(const uint8_t *p, size_t len, const int16_t *byte_of, siz
 
 int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
                     const int16_t *byte_of, size_t n_byte_of) {
+    if (m->suffix) return 0; /* the tables know no suffix */
     selfs_drop(m);
     if (!m->byte_pairs || !n) return 0;
     size_t cap = 16;
@@ -886,6 +894,7 @@ static uint32_t char3_token(const hfb_model *m, const uint8_t *c, uint32_t *R, u
 
 int hfb_build_premerge(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, const uint32_t *ids,
                        const int16_t *byte_of, size_t n_byte_of) {
+    if (m->suffix) return 0; /* the tables know no suffix */
     premerge_drop(m);
     if (!m->byte_pairs || !n) return 0;
     for (int b = 0; b < 256; b++)
@@ -1179,7 +1188,8 @@ static inline size_t char_slot(uint32_t cp, size_t mask) {
 }
 
 int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
-                  const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len) {
+                  const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len,
+                  int cut_words) {
     size_t cap = 16;
     while (cap < 2 * n + 16) cap <<= 1;
     uint32_t *keys = malloc(cap * sizeof *keys), *vals = malloc(cap * sizeof *vals);
@@ -1200,6 +1210,7 @@ int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t
     m->unk_id = unk_id;
     m->fuse_unk = fuse_unk != 0;
     m->u8len = u8len;
+    m->cut_words = cut_words != 0 && u8len;
     return 0;
 }
 
@@ -1211,10 +1222,10 @@ static inline int64_t char_id(const hfb_model *m, uint32_t cp) {
     }
 }
 
-/* Words (u8len set, unique ids, windows on, a cache): a piece is cut before each "▁" that
+/* Words (cut_words set, unique ids, windows on, a cache): a piece is cut before each "▁" that
    follows another character, and its words are merged one by one, the words of up to
    CACHE_KEY bytes that are all one-character tokens kept in the cache's word table. Exact:
-   u8len is set only for a vocabulary where no token holds "▁" after a character other than
+   cut_words is set only for a vocabulary where no token holds "▁" after a character other than
    "▁" (hf/bpe.py), and a merge across a cut would make such a token (its new token is the
    two tokens' strings joined, which the vocabulary must hold); so no merge crosses a cut, and
    each word merges as it does alone (its pairs' lowest rank is the whole's wherever it falls in
@@ -1260,17 +1271,97 @@ static int64_t symbolize(const hfb_model *m, const uint8_t *data, size_t a, size
     return (int64_t)k;
 }
 
+/* Work arrays of a char-mode call over n bytes: symbols and their byte lengths, each token's
+   byte length (each at least one byte: n entries each), and merge_long's symbol counts (made
+   on the first long piece). */
+typedef struct {
+    uint32_t *sym, *slen, *blen, *counts;
+    size_t n;
+} chars_work;
+
+static int chars_work_init(chars_work *w, size_t n) {
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    w->sym = malloc(n * sizeof *w->sym), w->slen = malloc(n * sizeof *w->slen);
+    w->blen = malloc(n * sizeof *w->blen);
+    return w->sym && w->slen && w->blen ? 0 : -1;
+}
+
+static void chars_work_free(chars_work *w) {
+    free(w->sym), free(w->slen), free(w->blen), free(w->counts);
+    memset(w, 0, sizeof *w);
+}
+
+/* The tokens of the piece data[a:b] of a char-mode model into ids[] and their byte lengths
+   into w->blen[] (room for b - a each): through the word cache when words is set (c->words
+   made, u8len set), merged in windows when windows is set and the piece is long.  Returns
+   the count, HFB_SLOW (tokenizers fails here) or HFB_NOMEM. */
+static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int windows, const uint8_t *data,
+                           size_t a, size_t b, chars_work *w, uint32_t *ids, uint32_t *blen) {
+    cache_slot *slot = NULL;
+    uint64_t key[3] = {0, 0, 0};
+    if (words && b - a <= CACHE_KEY) {
+        memcpy(key, data + a, b - a);
+        slot = &c->words[(key_hash(key, b - a) >> (64 - WORD_BITS)) & ~(size_t)1];
+        for (int way = 0; way < 2; way++) {
+            const cache_slot *h = &slot[way];
+            if (h->klen == b - a && !((h->key[0] ^ key[0]) | (h->key[1] ^ key[1]) | (h->key[2] ^ key[2]))) {
+                for (uint32_t j = 0; j < h->nids; j++) ids[j] = h->ids[j], blen[j] = m->u8len[h->ids[j]];
+                return h->nids;
+            }
+        }
+    }
+    int plain;
+    int64_t k = symbolize(m, data, a, b, w->sym, w->slen, &plain);
+    if (k < 0) return HFB_SLOW;
+    size_t kt;
+    if ((size_t)k > long_min && windows) {
+        if (!w->counts && !(w->counts = malloc(w->n * sizeof *w->counts))) return HFB_NOMEM;
+        kt = merge_long(m, NULL, w->sym, (size_t)k, ids, w->counts);
+        if (kt == SIZE_MAX) return HFB_NOMEM;
+        for (size_t t = 0, q = 0; t < kt; t++) { /* byte lengths from the symbols covered */
+            uint32_t bytes = 0;
+            for (uint32_t j = 0; j < w->counts[t]; j++) bytes += w->slen[q++];
+            blen[t] = bytes;
+        }
+    } else {
+        kt = merge_any(m, w->sym, w->slen, (size_t)k, NULL);
+        if (kt == SIZE_MAX) return HFB_NOMEM;
+        memcpy(ids, w->sym, kt * sizeof *ids);
+        memcpy(blen, w->slen, kt * sizeof *blen);
+    }
+    if (slot && plain && kt <= CACHE_IDS) { /* a dropped or unknown character: not kept */
+        if (slot[0].klen) slot[1] = slot[0];
+        memcpy(slot->key, key, sizeof slot->key);
+        slot->klen = (uint32_t)(b - a);
+        slot->nids = (uint32_t)kt;
+        for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[j];
+    }
+    return (int64_t)kt;
+}
+
+/* The word cache of c (made on first use), or NULL when words cannot be kept (no cache, no
+   token lengths) or memory is out (*nomem set). */
+static int words_ready(const hfb_model *m, hfb_cache *c, int *nomem) {
+    *nomem = 0;
+    if (!c || !m->u8len) return 0;
+    cache_sync(m, c);
+    if (!c->words && !(c->words = calloc((size_t)1 << WORD_BITS, sizeof(cache_slot)))) {
+        *nomem = 1;
+        return 0;
+    }
+    return 1;
+}
+
 int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
                            uint32_t *starts, uint32_t *ends) {
     if (!m->char_keys) return HFB_SLOW;
     if (!n) return 0;
-    /* symbols and their byte lengths (each at least one byte: at most n), each token's byte
-       length, and the character index of every byte */
-    uint32_t *sym = malloc(n * sizeof *sym), *slen = malloc(n * sizeof *slen),
-             *char_of = malloc(n * sizeof *char_of), *blen = malloc(n * sizeof *blen), *counts = NULL;
+    chars_work w;
+    uint32_t *char_of = malloc(n * sizeof *char_of);
     int64_t rc = HFB_NOMEM;
     size_t nchars = 0, nt = 0;
-    if (!sym || !slen || !char_of || !blen) goto done;
+    if (chars_work_init(&w, n) < 0 || !char_of) goto done;
     for (size_t i = 0; i < n; nchars++) {
         uint32_t c0 = data[i], l = c0 < 0x80 ? 1 : c0 < 0xE0 ? 2 : c0 < 0xF0 ? 3 : 4;
         if (c0 >= 0x80 && (c0 < 0xC0 || i + l > n)) { /* not the UTF-8 of a str */
@@ -1281,11 +1372,8 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
         i += l;
     }
     const int windows = m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED);
-    const int words = windows && m->u8len && c;
-    if (words) {
-        cache_sync(m, c);
-        if (!c->words && !(c->words = calloc((size_t)1 << WORD_BITS, sizeof(cache_slot)))) goto done;
-    }
+    int nomem = 0, words = windows && m->cut_words && words_ready(m, c, &nomem);
+    if (nomem) goto done;
     for (size_t a = 0; a < n;) {
         size_t b = n;
         if (words) /* the next "▁" after a character other than "▁" */
@@ -1294,64 +1382,26 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
                     b = i;
                     break;
                 }
-        cache_slot *slot = NULL;
-        uint64_t w[3] = {0, 0, 0};
-        if (words && b - a <= CACHE_KEY) {
-            memcpy(w, data + a, b - a);
-            slot = &c->words[(key_hash(w, b - a) >> (64 - WORD_BITS)) & ~(size_t)1];
-            for (int way = 0; way < 2 && slot; way++) {
-                const cache_slot *h = &slot[way];
-                if (h->klen == b - a && !((h->key[0] ^ w[0]) | (h->key[1] ^ w[1]) | (h->key[2] ^ w[2]))) {
-                    for (uint32_t j = 0; j < h->nids; j++) ids[nt + j] = h->ids[j], blen[nt + j] = m->u8len[h->ids[j]];
-                    nt += h->nids;
-                    goto next;
-                }
-            }
-        }
-        int plain;
-        int64_t k = symbolize(m, data, a, b, sym, slen, &plain);
+        int64_t k = chars_piece(m, c, words, windows, data, a, b, &w, ids + nt, w.blen + nt);
         if (k < 0) {
-            rc = HFB_SLOW;
+            rc = k;
             goto done;
         }
-        size_t kt;
-        if ((size_t)k > long_min && windows) {
-            if (!counts && !(counts = malloc(n * sizeof *counts))) goto done;
-            kt = merge_long(m, NULL, sym, (size_t)k, ids + nt, counts);
-            if (kt == SIZE_MAX) goto done;
-            for (size_t t = 0, q = 0; t < kt; t++) { /* byte lengths from the symbols covered */
-                uint32_t bytes = 0;
-                for (uint32_t j = 0; j < counts[t]; j++) bytes += slen[q++];
-                blen[nt + t] = bytes;
-            }
-        } else {
-            kt = merge_any(m, sym, slen, (size_t)k, NULL);
-            if (kt == SIZE_MAX) goto done;
-            memcpy(ids + nt, sym, kt * sizeof *ids);
-            memcpy(blen + nt, slen, kt * sizeof *blen);
-        }
-        if (slot && plain && kt <= CACHE_IDS) {
-            if (slot[0].klen) slot[1] = slot[0];
-            memcpy(slot->key, w, sizeof slot->key);
-            slot->klen = (uint32_t)(b - a);
-            slot->nids = (uint32_t)kt;
-            for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[nt + j];
-        }
-        nt += kt;
-    next:
+        nt += (size_t)k;
         a = b;
     }
     /* offsets in characters, from the tokens' bytes counted one after another (a pending
        unknown token comes after the fallback bytes that followed it, as in tokenizers) */
     for (size_t t = 0, pos = 0; starts && t < nt; t++) {
-        size_t x = pos, e = pos + blen[t];
+        size_t x = pos, e = pos + w.blen[t];
         pos = e;
         starts[t] = x < n ? char_of[x] : (uint32_t)nchars;
         ends[t] = e == 0 ? 0 : e <= n ? char_of[e - 1] + 1 : (uint32_t)nchars;
     }
     rc = (int64_t)nt;
 done:
-    free(sym), free(slen), free(char_of), free(blen), free(counts);
+    chars_work_free(&w);
+    free(char_of);
     return rc;
 }
 
@@ -1369,6 +1419,35 @@ int64_t hfb_encode_chars(const hfb_model *m, hfb_cache *c, const void *skip, con
 /* A piece the short cache does not hold (slot: its slot there, or NULL when the piece is too
    long for it): the long-piece store, else merge and remember.  Out of line: the cache hit
    path stays small. */
+/* A piece's tokens under end_of_word_suffix: its bytes' characters, the last one with the
+   suffix (tokenizers' merge_word), merged from those symbols (no byte-pair table or
+   pre-merged characters: they know no suffix).  SIZE_MAX on out of memory, SIZE_MAX - 1 when
+   a symbol is missing from the vocabulary (the caller's path gives tokenizers' result). */
+static size_t merge_suffixed(const hfb_model *m, const uint8_t *p, size_t len, uint32_t *out) {
+    for (size_t i = 0; i < len; i++) {
+        int32_t id = i + 1 < len ? m->byte_ids[p[i]] : m->byte_ids_last[p[i]];
+        if (id < 0) return SIZE_MAX - 1;
+        out[i] = (uint32_t)id;
+    }
+    if (!(len > long_min && m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED)))
+        return merge_any(m, out, NULL, len, NULL);
+    uint32_t *sym = malloc(len * sizeof *sym);
+    if (!sym) return SIZE_MAX;
+    memcpy(sym, out, len * sizeof *sym);
+    size_t k = merge_long(m, NULL, sym, len, out, NULL);
+    free(sym);
+    return k;
+}
+
+int hfb_set_byte_suffix(hfb_model *m, const int32_t *last_ids) {
+    selfs_drop(m);
+    premerge_drop(m);
+    m->suffix = last_ids != NULL;
+    for (int b = 0; b < 256; b++) m->byte_ids_last[b] = last_ids ? last_ids[b] : -1;
+    m->generation = __atomic_fetch_add(&model_generation, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
 static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cache *c, const uint8_t *p,
                                                      size_t len, cache_slot *slot, const uint64_t w[3],
                                                      uint32_t *out) {
@@ -1396,7 +1475,11 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
             if (!e->klen) break;
         }
     }
-    if (!k) {
+    if (!k && m->suffix) {
+        k = merge_suffixed(m, p, len, out);
+        if (k == SIZE_MAX) return HFB_NOMEM;
+        if (k == SIZE_MAX - 1) return HFB_SLOW;
+    } else if (!k) {
         for (size_t i = 0; i < len; i++) {
             int32_t id = m->byte_ids[p[i]];
             if (id < 0) return HFB_SLOW;
@@ -1468,6 +1551,7 @@ typedef struct {
     const vt_table *whole;
     const int32_t *byte_ids;
     const byte_pair_t *byte_pairs;
+    int suffix;
 } piece_ctx;
 
 static inline int64_t encode_piece(const hfb_model *m, const piece_ctx *x, hfb_cache *c,
@@ -1480,7 +1564,7 @@ static inline int64_t encode_piece(const hfb_model *m, const piece_ctx *x, hfb_c
             return 1;
         }
     }
-    if (len <= 2) { /* one byte, or one pair: no cache needed */
+    if (len <= 2 && !x->suffix) { /* one byte, or one pair: no cache needed */
         int32_t a = x->byte_ids[p[0]], b = len == 2 ? x->byte_ids[p[1]] : 0;
         if (a < 0 || b < 0) return HFB_SLOW;
         out[0] = (uint32_t)a;
@@ -1546,6 +1630,9 @@ typedef struct {
 
 struct hfb_stages {
     size_t n;
+    /* the UTF-8 of each byte's character in ByteLevel's alphabet (GPT-2's bytes_to_unicode),
+       for the stages that run after a ByteLevel (behavior + 16) */
+    uint8_t byte_u8[256][2], byte_u8len[256];
     stage st[];
 };
 
@@ -1554,6 +1641,15 @@ hfb_stages *hfb_stages_new(const scantok_dfa *const *dfas, const int32_t *behavi
     hfb_stages *ss = calloc(1, sizeof *ss + n * sizeof(stage));
     if (!ss) return NULL;
     ss->n = n;
+    for (uint32_t b = 0, extra = 0; b < 256; b++) {
+        int kept = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+        uint32_t cp = kept ? b : 256 + extra++;
+        if (cp < 0x80) ss->byte_u8[b][0] = (uint8_t)cp, ss->byte_u8len[b] = 1;
+        else {
+            ss->byte_u8[b][0] = (uint8_t)(0xC0 | cp >> 6), ss->byte_u8[b][1] = (uint8_t)(0x80 | (cp & 0x3F));
+            ss->byte_u8len[b] = 2;
+        }
+    }
     for (size_t k = 0; k < n; k++) {
         stage *g = &ss->st[k];
         const scantok_dfa *d = dfas[k];
@@ -1752,7 +1848,7 @@ static size_t find_matches(const stage *g, const uint8_t *p, size_t n, uint32_t 
 static int scratch_grow(scratch *s, size_t n, int offsets) {
     if (n + 1 > s->cap || (offsets && !s->cidx)) {
         size_t cap = n + 1 > s->cap ? n + 1 : s->cap;
-        free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx);
+        free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx), free(s->mapped), free(s->raw_of);
         memset(s, 0, sizeof *s);
         s->a = malloc(2 * cap * sizeof(uint32_t));
         s->b = malloc(2 * cap * sizeof(uint32_t));
@@ -1766,7 +1862,7 @@ static int scratch_grow(scratch *s, size_t n, int offsets) {
 }
 
 static void scratch_free(scratch *s) {
-    free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx);
+    free(s->a), free(s->b), free(s->ms), free(s->me), free(s->cidx), free(s->mapped), free(s->raw_of);
     memset(s, 0, sizeof *s);
 }
 
@@ -1802,14 +1898,50 @@ static inline void start_piece(emitter *e, uint32_t a, uint32_t b) {
 
 /* One mark (a part of the piece, a match or not) under a behaviour; prevm is the previous
    mark's flag, pend (MergedWithNext) says a match waits for the next mark. */
-static void split_piece(const stage *g, const uint8_t *data, uint32_t ps, uint32_t pe, scratch *s,
-                        emitter *e) {
-    size_t nm = find_matches(g, data + ps, pe - ps, s->ms, s->me);
+/* find_matches over the ByteLevel characters of p[0:n] (each byte one character of
+   ss->byte_u8), the matches given back in p's bytes; -1 on out of memory. */
+static int64_t find_matches_mapped(const hfb_stages *ss, const stage *g, const uint8_t *p, size_t n,
+                                   scratch *s) {
+    if (!s->mapped || !s->raw_of) {
+        free(s->mapped), free(s->raw_of);
+        s->mapped = malloc(2 * s->cap);
+        s->raw_of = malloc((2 * s->cap + 1) * sizeof *s->raw_of);
+        if (!s->mapped || !s->raw_of) {
+            free(s->mapped), free(s->raw_of);
+            s->mapped = NULL, s->raw_of = NULL;
+            return -1;
+        }
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t l = ss->byte_u8len[p[i]];
+        s->mapped[m] = ss->byte_u8[p[i]][0];
+        s->raw_of[m++] = (uint32_t)i;
+        if (l == 2) {
+            s->mapped[m] = ss->byte_u8[p[i]][1];
+            s->raw_of[m++] = (uint32_t)i;
+        }
+    }
+    s->raw_of[m] = (uint32_t)n;
+    size_t nm = find_matches(g, s->mapped, m, s->ms, s->me);
+    for (size_t i = 0; i < nm; i++) s->ms[i] = s->raw_of[s->ms[i]], s->me[i] = s->raw_of[s->me[i]];
+    return (int64_t)nm;
+}
+
+static int split_piece(const hfb_stages *ss, const stage *g, const uint8_t *data, uint32_t ps, uint32_t pe,
+                       scratch *s, emitter *e) {
+    size_t nm;
+    if (g->behavior & 16) {
+        int64_t r = find_matches_mapped(ss, g, data + ps, pe - ps, s);
+        if (r < 0) return -1;
+        nm = (size_t)r;
+    } else
+        nm = find_matches(g, data + ps, pe - ps, s->ms, s->me);
     int invert = g->behavior & 8, beh = g->behavior & 7;
     if (beh == 0 && invert) { /* keep the matches only */
         for (size_t i = 0; i < nm; i++) start_piece(e, ps + s->ms[i], ps + s->me[i]);
         flush(e);
-        return;
+        return 0;
     }
     if (beh == 1) { /* Isolated (with or without invert: the same pieces): gaps and matches */
         flush(e);
@@ -1822,7 +1954,7 @@ static void split_piece(const stage *g, const uint8_t *data, uint32_t ps, uint32
         }
         if (pos < pe) *out++ = pos, *out++ = pe;
         e->k = (size_t)(out - e->out) / 2;
-        return;
+        return 0;
     }
     int prevm = 0, first = 1;
     uint32_t pos = 0, len = pe - ps;
@@ -1864,6 +1996,7 @@ static void split_piece(const stage *g, const uint8_t *data, uint32_t ps, uint32
         first = 0;
     }
     flush(e);
+    return 0;
 }
 
 static int64_t pretokenize_into(const hfb_stages *ss, const uint8_t *data, size_t n, scratch *s,
@@ -1878,7 +2011,8 @@ static int64_t pretokenize_into(const hfb_stages *ss, const uint8_t *data, size_
     }
     for (size_t st = 0; st < nstages; st++) {
         emitter e = {nxt, 0, 0, 0, 0};
-        for (size_t i = 0; i < k; i++) split_piece(&ss->st[st], data, cur[2 * i], cur[2 * i + 1], s, &e);
+        for (size_t i = 0; i < k; i++)
+            if (split_piece(ss, &ss->st[st], data, cur[2 * i], cur[2 * i + 1], s, &e) < 0) return HFB_NOMEM;
         k = e.k;
         uint32_t *t = cur;
         cur = nxt;
@@ -1929,6 +2063,17 @@ static void char_index(const uint8_t *data, size_t n, uint32_t *cidx) {
     cidx[n] = cnt;
 }
 
+/* For offsets (wanted): whether data[0:n] is ASCII, where a byte's code point index is its
+   own; else s->cidx is filled (char_index).  Without offsets: 1. */
+static int offsets_index(const uint8_t *data, size_t n, int wanted, scratch *s) {
+    if (!wanted) return 1;
+    uint8_t any = 0;
+    for (size_t b = 0; b < n; b++) any |= data[b];
+    if (any < 0x80) return 1;
+    char_index(data, n, s->cidx);
+    return 0;
+}
+
 /* Inlined into each caller: those that pass words NULL get no trace of it (the piece index
    stores cost encode() with offsets 16 % of encode_text's instructions when compiled in). */
 static inline __attribute__((always_inline)) int64_t encode_text(const hfb_model *m, hfb_cache *c,
@@ -1939,21 +2084,15 @@ static inline __attribute__((always_inline)) int64_t encode_text(const hfb_model
     cache_sync(m, c);
     uint32_t *pieces;
     int64_t k = pretokenize_into(ss, data, n, s, &pieces);
-    /* offsets: the code point index of each byte (none needed for ASCII: the byte's own) */
-    int ascii = 1;
-    if (starts) {
-        uint8_t any = 0;
-        for (size_t b = 0; b < n; b++) any |= data[b];
-        ascii = any < 0x80;
-        if (!ascii) char_index(data, n, s->cidx);
-    }
+    if (k < 0) return k;
+    int ascii = offsets_index(data, n, starts != NULL, s);
     /* pieces in batches of PROBE_BATCH: the next batch's probes (and the cache lines they ask
        for) are made before this batch is encoded */
     enum { PROBE_BATCH = 16 };
     piece_probe probes[2][PROBE_BATCH];
     const uint8_t *end = data + n;
     size_t out = 0;
-    const piece_ctx x = {m->whole, m->byte_ids, m->byte_pairs};
+    const piece_ctx x = {m->whole, m->byte_ids, m->byte_pairs, m->suffix};
     const uint32_t *tok_len = m->tok_len;
     for (int64_t i = 0; i < k && i < PROBE_BATCH; i++)
         probe_piece(c, data + pieces[2 * i], pieces[2 * i + 1] - pieces[2 * i], end, &probes[0][i]);
@@ -2002,6 +2141,67 @@ int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const
     int64_t r = encode_text(m, c, ss, data, n, ids, starts, ends, NULL, s);
     scratch_done(c, s);
     return r;
+}
+
+/* Char mode under pre-tokenizer stages: each piece merged on its own (chars_piece), through
+   the word cache; offsets as encode_text's (a byte-fallback token covers all of its
+   character). */
+static int64_t encode_chars_text(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                                 size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words,
+                                 scratch *s) {
+    if (!m->char_keys) return HFB_SLOW;
+    if (!n) return 0;
+    if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
+    uint32_t *pieces;
+    int64_t k = pretokenize_into(ss, data, n, s, &pieces);
+    if (k < 0) return k;
+    int ascii = offsets_index(data, n, starts != NULL, s);
+    chars_work w;
+    if (chars_work_init(&w, n) < 0) {
+        chars_work_free(&w);
+        return HFB_NOMEM;
+    }
+    const int windows = m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED);
+    /* a hit's offsets come from u8len: one length per id */
+    int nomem = 0, cached = m->unique_ids && words_ready(m, c, &nomem);
+    int64_t rc = HFB_NOMEM;
+    size_t out = 0;
+    if (nomem) goto done;
+    for (int64_t i = 0; i < k; i++) {
+        uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
+        int64_t r = chars_piece(m, c, cached, windows, data, ps, pe, &w, ids + out, w.blen + out);
+        if (r < 0) {
+            rc = r;
+            goto done;
+        }
+        if (starts)
+            for (int64_t j = 0, pos = ps; j < r; j++) {
+                uint32_t e = (uint32_t)pos + w.blen[out + j];
+                starts[out + j] = ascii ? (uint32_t)pos : s->cidx[pos + 1] - 1;
+                ends[out + j] = ascii ? e : s->cidx[e];
+                pos = e;
+            }
+        if (words)
+            for (int64_t j = 0; j < r; j++) words[out + j] = (uint32_t)i;
+        out += (size_t)r;
+    }
+    rc = (int64_t)out;
+done:
+    chars_work_free(&w);
+    return rc;
+}
+
+int64_t hfb_encode_chars_words(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                               size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words) {
+    scratch local = {0}, *s = c ? &c->s : &local;
+    int64_t r = encode_chars_text(m, c, ss, data, n, ids, starts, ends, words, s);
+    scratch_done(c, s);
+    return r;
+}
+
+int64_t hfb_encode_chars_split(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                               size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+    return hfb_encode_chars_words(m, c, ss, data, n, ids, starts, ends, NULL);
 }
 
 int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,

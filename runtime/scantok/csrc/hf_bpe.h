@@ -28,6 +28,11 @@ int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uin
    keeps the pointers: the caller keeps whole alive. */
 int hfb_set_bytes(hfb_model *m, const int32_t *byte_ids, const uint32_t *tok_len,
                   const void *whole);
+/* Byte mode with tokenizers' end_of_word_suffix: last_ids[b] is the id of byte b's character
+   followed by the suffix, which a piece's last symbol is (-1: missing, the encode calls return
+   HFB_SLOW for such a piece); NULL: no suffix.  Drops the self and pre-merge tables (they know
+   no suffix: build none after it).  Returns 0. */
+int hfb_set_byte_suffix(hfb_model *m, const int32_t *last_ids);
 /* Merges the n symbols ids[] (with byte lengths lens[], or lens NULL) in place; returns the
    new count, or SIZE_MAX on out of memory (ids unchanged then). */
 size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n);
@@ -87,11 +92,14 @@ void hfb_long_window_stats(size_t *pieces, size_t *failures);
    tokens (code point cps[i] has id ids[i]), fallback[256] the ids of the tokens <0x00>..<0xFF>
    (-1 missing) or NULL without byte_fallback, unk_id the unknown token's id (-1: none, -2:
    named but not in the vocabulary), fuse_unk; u8len (or NULL), the UTF-8 length of every id's
-   string, only for a vocabulary where no token holds "▁" after another character: then pieces
-   are merged word by word (hf_bpe.c, "words"). The model keeps the pointer. Returns 0 or -1
+   string (pieces of up to 24 bytes are then kept in the cache's word table); cut_words (with
+   u8len), only for a vocabulary where no token holds "▁" after another character: then
+   hfb_tokenize_chars merges a piece word by word (hf_bpe.c, "words"). The model keeps the
+   pointer. Returns 0 or -1
    on out of memory. */
 int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
-                  const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len);
+                  const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len,
+                  int cut_words);
 /* Char mode: the tokens of one piece, the UTF-8 data[0:n] of a str (surrogatepass), as
    tokenizers' BPE: ids (room for n) and each token's offsets in characters of the piece
    (starts and ends may both be NULL: ids only); c
@@ -115,7 +123,9 @@ void hfb_cache_free(hfb_cache *c);
 #define HFB_SLOW -2
 #define HFB_NOMEM -1
 /* Pre-tokenizer stages: stage k splits every piece with dfas[k] under behaviors[k]
-   (0 Removed, 1 Isolated, 2 MergedWithPrevious, 3 MergedWithNext, 4 Contiguous; +8: invert).
+   (0 Removed, 1 Isolated, 2 MergedWithPrevious, 3 MergedWithNext, 4 Contiguous; +8: invert;
+   +16: the stage comes after a ByteLevel and runs over the characters ByteLevel maps each
+   byte to, one per byte, so that its matches may end inside a character of the text).
    skip: let a stage whose scanner starts no match at most characters jump over runs of such
    characters instead of scanning them (the same matches; 0 scans every byte, for tests).
    The stages keep the dfa pointers: the caller keeps the scanners alive.  NULL on out of
@@ -136,6 +146,14 @@ int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const
    comes from in words[i]. */
 int64_t hfb_encode_words(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
                          size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words);
+/* hfb_encode_words for a model in char mode (hfb_set_chars): the stages, then each piece
+   merged from its characters' tokens (unknown token, byte fallback) as tokenizers' BPE does.
+   HFB_SLOW when the model has no char mode or tokenizers would fail. */
+int64_t hfb_encode_chars_words(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
+                               size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words);
+/* hfb_encode_chars_words without words, under hfb_encode's signature. */
+int64_t hfb_encode_chars_split(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
+                               size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
 /* hfb_encode of ntexts texts data[offsets[i]:offsets[i+1]]; text i's ids go to
    ids[offsets[i]...] and their count to counts[i] (HFB_SLOW for a text the caller must
    encode itself).  Returns 0 or HFB_NOMEM. */

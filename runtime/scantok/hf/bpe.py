@@ -100,6 +100,7 @@ class WordLevelModel:
     """A piece is one token: its id, or the unk token's."""
 
     byte_mode = False
+    takes_bytes = False
 
     def __init__(self, spec: Mapping, where: str = "model"):
         self.vocab = _check_vocab(spec.get("vocab"), where)
@@ -194,6 +195,9 @@ class BPEModel:
         # byte mode: every byte's character is a token and no prefix/suffix changes the symbols
         byte_ids = np.array([self.vocab.get(c, -1) for c in BYTE_CHARS], dtype=np.int32)
         self.byte_mode = self.prefix is None and self.suffix is None
+        # end_of_word_suffix (CLIP) without a prefix: raw bytes too, each piece's last byte's
+        # character with the suffix (hfb_set_byte_suffix)
+        self.byte_suffix = self.suffix is not None and self.prefix is None and not self.ignore_merges
         tok_len = np.zeros(n_id_max, dtype=np.uint32)
         whole = None
         if self.ignore_merges:
@@ -217,6 +221,14 @@ class BPEModel:
                 tok_len[idx] = len(raw)
                 if whole is not None and lib.vt_insert(whole, raw, len(raw), idx) < 0:
                     raise MemoryError
+        if self.byte_suffix:
+            # tok_len stays each token's own bytes: only a piece's last token carries the suffix
+            # and it ends where the piece does, while a token spelt with the suffix's text can be
+            # merged from that text inside a piece ("a</w>" from "a", "<", "/", "w", ">": 5
+            # bytes; found by a review, which cut the suffix off at first)
+            last_ids = np.array([self.vocab.get(c + self.suffix, -1) for c in BYTE_CHARS], dtype=np.int32)
+            lib.hfb_set_byte_suffix(self._model, ffi.cast("int32_t *", last_ids.ctypes.data))
+            self._keep_last = last_ids
         self._keep = (byte_ids, tok_len, whole)
         lib.hfb_set_bytes(self._model, ffi.cast("int32_t *", byte_ids.ctypes.data),
                           ffi.cast("uint32_t *", tok_len.ctypes.data), whole if whole is not None else ffi.NULL)
@@ -257,6 +269,11 @@ class BPEModel:
             loc.address_of = c
         return loc.address
 
+    @property
+    def takes_bytes(self) -> bool:
+        """Whether the C model reads a piece's raw UTF-8 (under a ByteLevel pre-tokenizer)."""
+        return self.byte_mode or self.byte_suffix
+
     # -- char mode --
     def tokenize(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) of the tokens of one piece; offsets are str indices in ``text``."""
@@ -296,19 +313,20 @@ class BPEModel:
                 # be dropped (no unknown token and no full byte fallback: "▁▁Q▁b" with Q dropped
                 # merges "▁▁▁" across the cut) and the unknown token must not be "" or end in "▁"
                 # (found by a helper's campaign)
-                u8len = None
                 unk_ok = self._unk_id is not None and self.unk_token and not self.unk_token.endswith("\u2581")
                 nothing_dropped = unk_ok or (self.unk_token is None and fb is not None and bool((fb >= 0).all()))
-                if nothing_dropped and "\u2581" in self.vocab and not any(_INNER_SPACE.search(t) for t in self.vocab):
-                    u8len = np.zeros(max(self.vocab.values()) + 1, dtype=np.uint32)
-                    for t, i in self.vocab.items():
-                        u8len[i] = len(t.encode("utf-8", "surrogatepass"))
+                cut = nothing_dropped and "\u2581" in self.vocab and not any(_INNER_SPACE.search(t) for t in self.vocab)
+                # every id's UTF-8 length: the word cache's hits give their tokens' offsets by it
+                u8len = np.zeros(max(self.vocab.values(), default=-1) + 1, dtype=np.uint32)
+                for t, i in self.vocab.items():
+                    u8len[i] = len(t.encode("utf-8", "surrogatepass"))
                 self._chars_keep = (cps, ids, fb, u8len)
+                self._chars_cut = cut
                 if lib.hfb_set_chars(self._model, ffi.cast("uint32_t *", cps.ctypes.data),
                                      ffi.cast("uint32_t *", ids.ctypes.data), len(ones),
                                      ffi.cast("int32_t *", fb.ctypes.data) if fb is not None else ffi.NULL,
-                                     unk, int(self.fuse_unk),
-                                     ffi.cast("uint32_t *", u8len.ctypes.data) if u8len is not None else ffi.NULL) < 0:
+                                     unk, int(self.fuse_unk), ffi.cast("uint32_t *", u8len.ctypes.data),
+                                     int(cut)) < 0:
                     raise MemoryError
                 self._chars_set = True
         return True

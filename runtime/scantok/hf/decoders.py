@@ -1,5 +1,5 @@
 """HuggingFace decoders: ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, Strip, Replace,
-Sequence — each maps a list of token strings to a list of strings (decode_chain); the
+BPEDecoder, Sequence — each maps a list of token strings to a list of strings (decode_chain); the
 decoded text is their concatenation.  Steps that map each token by itself (whether it is the
 first one aside) are marked ``per_token``: a tokenizer keeps their result per id."""
 from __future__ import annotations
@@ -110,6 +110,16 @@ class Decoder:
             self.chain.append(_byte_fallback)
         elif t == "Fuse":
             self.chain.append(lambda toks: ["".join(toks)])
+        elif t == "BPEDecoder":  # end_of_word_suffix: a space, nothing after the last token
+            suffix = spec.get("suffix")
+            if not isinstance(suffix, str):  # tokenizers refuses a BPEDecoder without one too
+                raise HFError(f"{where}: BPEDecoder needs a string 'suffix'")
+
+            def bpe_decoder(toks, suffix=suffix):
+                last = len(toks) - 1
+                return [t.replace(suffix, "" if i == last else " ") for i, t in enumerate(toks)]
+
+            self.chain.append(bpe_decoder)
         elif t == "Metaspace":
             rep = spec.get("replacement", "\u2581")
             scheme = spec.get("prepend_scheme", "always")

@@ -35,7 +35,7 @@ from .bpe import _C_CHARS_MIN, BPEModel, WordLevelModel
 from .decoders import Decoder, byte_level_bytes
 from .encoding import Encoding, _pylist, record, windows
 from .errors import HFError, UnsupportedComponentError, _batch_surrogate_error, _check_text, _surrogate_error
-from .normalizers import _NS, _norm_steps, nf_aligned, nf_forms, nf_unchanged
+from .normalizers import _NS, _norm_steps, aligned_chain, nf_aligned, nf_forms, nf_unchanged
 from .padding import Padding, pad_encodings, pad_records
 from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
@@ -126,6 +126,19 @@ class _CharPiece:
     def most_prefix(self) -> int:
         """The longest prefix piece() puts before a segment."""
         return len(self.prefix) if self.scheme == "prepend" else 1
+
+
+def _stage_text(text: str, first: bool, rep: str | None, scheme: str | None, prefix: bool) -> tuple[str, int]:
+    """Tokenizer._with_prefix's text and prefix length, from the tokenizer's Metaspace
+    replacement and scheme (rep None: none) and ByteLevel's add_prefix_space."""
+    if rep is not None:
+        t = text.replace(" ", rep)
+        if t and (scheme == "always" or (scheme == "first" and first)) and not t.startswith(rep):
+            return rep + t, 1
+        return t, 0
+    if prefix and text and not text.startswith(" "):
+        return " " + text, 1
+    return text, 0
 
 
 def _space_replace(spec) -> bool:
@@ -369,6 +382,9 @@ class Tokenizer:
         # paths whole (_takes_whole)
         self._nf_forms = nf_forms(obj.get("normalizer"))
         self._nf_unchanged = nf_unchanged(self._nf_forms) if self._nf_forms else None
+        # forms, Replace and Lowercase (CLIP's normalizer): a text is normalized with numpy
+        # alignments and takes the C paths (_encode_chained)
+        self._chain = aligned_chain(obj.get("normalizer")) if self._norm and not self._nf_forms else None
         self._ops = pretok_ops(obj.get("pre_tokenizer"))
         self._char_fast = _CharPiece.of(obj, self._model, self._ops)
         added = with_tokenizers_ids(obj.get("added_tokens") or [], self._model.vocab)
@@ -397,15 +413,20 @@ class Tokenizer:
         self._first_scheme = (any(isinstance(op, MetaspaceOp) and op.prepend_scheme == "first" for op in self._ops)
                               and bool(self._norm))
         self._last_byte_level = (bool(self._ops) and isinstance(self._ops[-1], ByteLevelOp)
-                                 and getattr(self._model, "byte_mode", False))
+                                 and self._model.takes_bytes)
         self._setup_fast()
+        if self._stages is None or self._chars_c is not None:
+            # no stages to hand the normalized text to, or a layout over characters whose
+            # normalizer _CharPiece applies by formula (Gemma's Replace)
+            self._chain = None
         global _hf_encode_offsets  # encode()'s C call, a module global: a lookup per call costs
         if _hf_encode_offsets is None:
             _hf_encode_offsets = _pylist().hf_encode_offsets
         self._tokens_by_id = None
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
         # a text without added tokens runs whole as one C call (stages, merges, offsets)
-        self._whole_c = self._stages is not None and (not self._norm or self._nf_unchanged is not None)
+        self._whole_c = self._stages is not None and (
+            not self._norm or self._nf_unchanged is not None or self._chain is not None)
         self._lazy = self._lazy_wraps() if self._whole_c or self._chars_c is not None else None
         self._fast_wraps = self._lazy_wraps(fast=True)
         # truncation of a lazy encoding: its overflowing parts' wraps (None: the general path)
@@ -479,16 +500,50 @@ class Tokenizer:
         # ByteLevel(add_prefix_space) alone: every text the batch path takes whole is one piece
         # before the regex, so its prefix space is a space put before the text (ids only)
         self._prefix_space = False
+        # Metaspace(split=True) alone over a model of characters, no normalizer: its
+        # replacement character; the text the stages read has its spaces replaced and the
+        # prefix put before it (_with_prefix), the split runs as a C stage (MergedWithNext)
+        self._metaspace: str | None = None
+        self._drops_chars = False
         self._chars_c = self._chars_setup()
-        if not self._last_byte_level:
+        # a BPE over characters under split stages only (tokenizers' quicktour: Whitespace):
+        # the same C path with each piece merged from its characters' tokens
+        over_chars = (not self._last_byte_level and self._chars_c is None and bool(self._ops)
+                      and isinstance(self._model, BPEModel) and self._model.prefix is None
+                      and self._model.suffix is None and not self._model.ignore_merges)
+        meta = self._ops[0] if len(self._ops) == 1 else None
+        if (over_chars and isinstance(meta, MetaspaceOp) and meta.step is not None and not self._norm
+                and len(meta.replacement) == 1):
+            self._metaspace, self._meta_scheme = meta.replacement, meta.prepend_scheme
+        chars = over_chars and (self._metaspace is not None or all(isinstance(op, _Step) for op in self._ops))
+        # one ByteLevel with split stages after it (Falcon: Punctuation, ByteLevel, Digits,
+        # Split): those stages run in C over ByteLevel's characters, one per byte (+16), and
+        # the model takes the pieces' bytes, as it does when ByteLevel comes last
+        levels = [k for k, op in enumerate(self._ops) if isinstance(op, ByteLevelOp)]
+        inner = (len(levels) == 1 and self._model.takes_bytes
+                 and all(isinstance(op, _Step) for op in self._ops[levels[0] + 1:]))
+        if len(levels) > 1 or not (self._last_byte_level or chars or inner):
+            # two ByteLevels map the text twice: the general path (found by a review)
             return
         from .patterns import _scanner_dfa
 
         dfas, codes = [], []
+        mapped = 0
         for op in self._ops:
-            if isinstance(op, ByteLevelOp):
-                if op is not self._ops[-1] or (op.add_prefix_space and len(self._ops) != 1):
+            if isinstance(op, MetaspaceOp) and self._metaspace is not None:
+                from .patterns import _regex_matcher
+
+                self._meta_matcher = _regex_matcher("\\x{%x}" % ord(self._metaspace))
+                if self._meta_matcher.dfa is None:
+                    self._metaspace = None
                     return
+                dfas.append(self._meta_matcher.dfa)
+                codes.append(_BEHAVIOR_CODE["MergedWithNext"])
+                continue
+            if isinstance(op, ByteLevelOp):
+                if op.add_prefix_space and len(self._ops) != 1:
+                    return
+                mapped = 16
                 self._prefix_space = op.add_prefix_space
                 if op.use_regex:
                     # tokenizers' ByteLevel regex and r50k_base's pattern split alike (tested)
@@ -504,7 +559,7 @@ class Tokenizer:
             if dfa is None:
                 return
             dfas.append(dfa)
-            codes.append(_BEHAVIOR_CODE[op.behavior] + (8 if op.invert else 0))
+            codes.append(_BEHAVIOR_CODE[op.behavior] + (8 if op.invert else 0) + mapped)
         ffi, lib = self._model._ffi, self._model._lib
         stages = lib.hfb_stages_new(ffi.new("const scantok_dfa *[]", dfas or [ffi.NULL]),
                                     ffi.new("int32_t[]", codes or [0]), len(dfas), 1)
@@ -516,9 +571,21 @@ class Tokenizer:
         self._stages = ffi.gc(stages, lib.hfb_stages_free)
         # encode_batch_fast in one call of scantok._pylist (the addresses it hands to hfb_encode)
         addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
+        if chars:  # under hfb_encode's and hfb_encode_words' signatures
+            self._model._chars_ready()
+            model = self._model
+            # a character that is no token, with no unknown token and no byte of it to fall
+            # back to, is dropped: a piece may have no token, so a segment's pieces are not its
+            # last token's word + 1 (_encode_segments, _encode_segment)
+            self._drops_chars = model.unk_token is None and not (
+                model.byte_fallback and all(f"<0x{b:02X}>" in model.vocab for b in range(256)))
+            encode_fn, words_fn = "hfb_encode_chars_split", "hfb_encode_chars_words"
+        else:
+            encode_fn, words_fn = "hfb_encode", "hfb_encode_words"
+        self._words_c = getattr(lib, words_fn)
         # encode() in one call of scantok._pylist: ids, offsets and words (hf_encode_offsets)
-        self._offsets_fn = addr(ffi.addressof(lib, "hfb_encode_words"))
-        self._batch_c = (addr(ffi.addressof(lib, "hfb_encode")), addr(self._model._model), addr(stages),
+        self._offsets_fn = addr(ffi.addressof(lib, words_fn))
+        self._batch_c = (addr(ffi.addressof(lib, encode_fn)), addr(self._model._model), addr(stages),
                          _added_screen(self._added))
 
     def _chars_setup(self) -> tuple | None:
@@ -553,7 +620,7 @@ class Tokenizer:
             st, en = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
         if words:
             wd = np.empty(n, dtype=np.uint32)
-        r = lib.hfb_encode_words(self._model._model, self._model.cache(), self._stages, data, n, ptr(ids),
+        r = self._words_c(self._model._model, self._model.cache(), self._stages, data, n, ptr(ids),
                                  ptr(st) if offsets else ffi.NULL, ptr(en) if offsets else ffi.NULL,
                                  ptr(wd) if words else ffi.NULL)
         if r == lib.HFB_NOMEM:
@@ -635,8 +702,8 @@ class Tokenizer:
         """Tokens of ns.text[c:d] (a normalized part of the original text starting at base);
         with words (a list), each token's word (the pieces numbered from w).  Returns the
         number of the next piece."""
-        if self._stages is not None:
-            seg, k = self._with_prefix(ns.text[c:d])
+        if self._stages is not None and not (words is not None and self._drops_chars):
+            seg, k = self._with_prefix(ns.text[c:d], ns.align is None and base + c == 0)
             r = self._encode_c(seg, offs is not None, words is not None)
             if r is not None:
                 pids, st, en, wl = r
@@ -797,11 +864,11 @@ class Tokenizer:
         if self._chars_c is not None:  # one word: _encode_lazy gives each encoding its own count
             return None
         fn, (_, model, stages, _), cache_address = self._offsets_fn, self._batch_c, self._model.cache_address
-        prefix = self._prefix_space
+        rep, prefix = self._metaspace, self._prefix_space
+        scheme = self._meta_scheme if rep else None
 
         def words_of(text: str) -> list[int]:
-            if prefix and text and not text.startswith(" "):  # as _with_prefix
-                text = " " + text
+            text = _stage_text(text, True, rep, scheme, prefix)[0]  # as _with_prefix
             r = _hf_encode_offsets(fn, model, cache_address(), stages, text, True)
             n = len(r) // 16
             return _pylist().ids_to_list((r, 3 * n), n)
@@ -864,6 +931,8 @@ class Tokenizer:
         and, under a normalizer of Unicode forms, none that would change it."""
         if self._has_added and self._added.matches(text):
             return False
+        if self._chain is not None:  # its texts are normalized first (_encode_chained)
+            return False
         return self._nf_unchanged is None or self._nf_unchanged(text)
 
     def _encode_whole(self, text: str, add_special_tokens: bool) -> Encoding | None:
@@ -871,12 +940,28 @@ class Tokenizer:
         added token in it; under a normalizer of Unicode forms a text they change is normalized
         here first (nf_aligned) and its offsets mapped back."""
         if self._has_added and self._added.matches(text):
-            if (self._whole_c and not self._norm) or self._chars_c is not None:
+            if (self._whole_c and not self._norm and not self._drops_chars) or self._chars_c is not None:
                 return self._encode_segments(text, add_special_tokens)
             return None
+        if self._chain is not None:
+            return self._encode_chained(text, add_special_tokens)
         if self._nf_unchanged is None or self._nf_unchanged(text):
             return self._encode_lazy(text, add_special_tokens)
         return self._encode_nf_changed(text, add_special_tokens)
+
+    def _encode_chained(self, text: str, add_special_tokens: bool) -> Encoding | None:
+        """_encode_whole under _chain's normalizer: the text normalized with its alignments as
+        arrays, then the C path over it (each token's offsets mapped back); None where the
+        chain declines or a normalized added token occurs in the normalized text."""
+        r = self._chain(text)
+        if r is None:
+            return None
+        norm, starts, ends = r
+        if self._has_added and norm is not text and self._added.matches(norm):
+            return None
+        if starts is None:  # the same characters one for one: the same offsets
+            return self._encode_lazy(norm, add_special_tokens)
+        return self._encode_mapped(norm, starts, ends, add_special_tokens)
 
     def _encode_segments(self, text: str, add_special_tokens: bool) -> Encoding | None:
         """_encode_whole of a text holding added tokens (chat templates put them in most texts),
@@ -910,7 +995,7 @@ class Tokenizer:
                     piece, k, first_end = self._char_fast.piece(text[a:b], a == 0)
                     r = _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], piece)
                 else:
-                    seg, k = self._with_prefix(text[a:b])
+                    seg, k = self._with_prefix(text[a:b], a == 0)
                     r = _hf_encode_offsets(fn, model, cache, stages, seg, True, k)
                 if type(r) is int:  # HFB_SLOW
                     return None
@@ -950,11 +1035,16 @@ class Tokenizer:
         the last one's end, as the general path maps them); None where a normalized added token
         occurs in it.  Through the general path such a text (one decomposed accent in 4 KB) ran
         no faster than tokenizers."""
-        import numpy as np
-
         norm, starts, ends = nf_aligned(text, self._nf_forms)
         if self._has_added and self._added.matches(norm):
             return None
+        return self._encode_mapped(norm, starts, ends, add_special_tokens)
+
+    def _encode_mapped(self, norm: str, starts, ends, add_special_tokens: bool) -> Encoding | None:
+        """The C path over a normalized text whose characters come from the original ranges
+        starts[i]..ends[i] (numpy arrays), each token's offsets mapped through them."""
+        import numpy as np
+
         fn, model, stages, _ = self._batch_c
         whole, k = self._with_prefix(norm)
         r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, whole, False, k)
@@ -1267,13 +1357,15 @@ class Tokenizer:
             return None
         return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
 
-    def _with_prefix(self, text: str) -> tuple[str, int]:
-        """The text the C stages read for text, and the length of the prefix put before it:
-        ByteLevel's add_prefix_space puts " " before a non-empty piece that does not start with
-        one, aligned like its first character (hf_encode_offsets folds it back)."""
-        if self._prefix_space and text and not text.startswith(" "):
-            return " " + text, 1
-        return text, 0
+    def _with_prefix(self, text: str, first: bool = True) -> tuple[str, int]:
+        """The text the C stages read for text (first: it starts the original text), and the
+        length of the prefix put before it, whose characters come from text's first one
+        (hf_encode_offsets folds it back): ByteLevel's add_prefix_space puts " " before a
+        non-empty piece that does not start with one; Metaspace(split=True) replaces each
+        space by its character, one for one, and puts that character before a text that does
+        not start with it, as its prepend_scheme says."""
+        return _stage_text(text, first, self._metaspace, self._meta_scheme if self._metaspace else None,
+                           self._prefix_space)
 
     @staticmethod
     def _threads(num_threads: int | None) -> int:
@@ -1436,10 +1528,14 @@ class Tokenizer:
         list."""
         if self._chars_c is not None and texts:
             return self._batch_chars_ids(texts)
-        if self._stages is None or (self._norm and self._nf_unchanged is None) or not texts:
+        if self._stages is None or (self._norm and self._nf_unchanged is None and self._chain is None) or not texts:
             return [self._model_ids(t) for t in texts]
-        if self._nf_unchanged is not None:  # the texts the forms change: normalized here first
-            norm = [t if self._nf_unchanged(t) else self._normalize_str(t) for t in texts]
+        if self._norm:  # the texts the normalizer changes: normalized here first
+            if self._nf_unchanged is not None:
+                norm = [t if self._nf_unchanged(t) else self._normalize_str(t) for t in texts]
+            else:
+                norm = [self._normalize_str(t) for t in texts]
+                norm = [t if n == t else n for t, n in zip(texts, norm)]
             out: list = [None] * len(texts)
             # a changed text holding an added token, in the original (a token not normalized)
             # or once normalized: the general path (the batch call screens the texts the forms
@@ -1447,7 +1543,10 @@ class Tokenizer:
             # unnormalized lost the token)
             whole = [i for i, t in enumerate(texts) if norm[i] is t or not (
                 self._has_added and (self._added.matches(t) or self._added.matches(norm[i])))]
-            for i, ids in zip(whole, self._batch_whole_ids([norm[i] for i in whole])):
+            # a text the C path declines comes back None: the general path takes the original
+            # (normalizing the normalized text again is wrong for a normalizer that is not
+            # idempotent: Replace("a", "ab"); found by a helper's campaign)
+            for i, ids in zip(whole, self._batch_whole_ids([norm[i] for i in whole], fallback=False)):
                 out[i] = ids
             return [self._model_ids(texts[i]) if ids is None else ids for i, ids in enumerate(out)]
         return self._batch_whole_ids(texts)
@@ -1479,12 +1578,13 @@ class Tokenizer:
             out.append(None if any(blk is None for blk in blocks) else b"".join(blocks))
         return out
 
-    def _batch_whole_ids(self, texts: list[str]) -> list:
+    def _batch_whole_ids(self, texts: list[str], fallback: bool = True) -> list:
         """_batch_model_ids of texts the stages may take whole (but for added tokens, tested
-        here) and that need no normalizer."""
+        here) and that need no normalizer (already normalized); a text the C path declines goes
+        through the general path, or is None without fallback."""
         if not texts:
             return []
-        if not self._prefix_space:
+        if not self._prefix_space and self._metaspace is None:
             from .._pylist import hf_encode_batch
 
             fn, model, stages, screen = self._batch_c
@@ -1501,40 +1601,24 @@ class Tokenizer:
             if left and not self._norm:  # texts holding added tokens: their segments in one call
                 for i, ids in zip(left, self._batch_segment_ids([texts[i] for i in left])):
                     out[i] = ids
-            for i in redo:
+            for i in redo if fallback else ():
                 if out[i] is None:
                     out[i] = self._model_ids(texts[i])
             return out
-        import numpy as np
+        from .._pylist import hf_encode_batch
 
-        ffi, lib = self._model._ffi, self._model._lib
+        # the texts as the stages read them (_with_prefix): the added tokens tested here, on the
+        # texts themselves; an empty text takes the general path
         added = self._added
-        prefix = self._prefix_space
-        whole = [i for i, t in enumerate(texts) if not (added and added.matches(t)) and (t or not prefix)]
+        whole = [i for i, t in enumerate(texts) if t and not (added and added.matches(t))]
         out: list = [None] * len(texts)
         if whole:
-            if prefix:
-                enc = [(t if t.startswith(" ") else " " + t).encode("utf-8") for t in (texts[i] for i in whole)]
-            else:
-                enc = [texts[i].encode("utf-8") for i in whole]
-            offsets = np.zeros(len(enc) + 1, dtype=np.uint64)
-            np.cumsum([len(b) for b in enc], out=offsets[1:])
-            data = b"".join(enc)
-            ids = np.empty(max(int(offsets[-1]), 1), dtype=np.uint32)
-            counts = np.empty(len(enc), dtype=np.int64)
-            rc = lib.hfb_encode_batch(self._model._model, self._model.cache(), self._stages, data,
-                                      ffi.cast("uint64_t *", offsets.ctypes.data), len(enc),
-                                      ffi.cast("uint32_t *", ids.ctypes.data),
-                                      ffi.cast("int64_t *", counts.ctypes.data))
-            if rc == lib.HFB_NOMEM:
-                raise MemoryError
-            for j, i in enumerate(whole):
-                c = int(counts[j])
-                if c >= 0:
-                    start = int(offsets[j])
-                    out[i] = ids[start:start + c].tobytes()
+            fn, model, stages, _ = self._batch_c
+            staged = [self._with_prefix(texts[i])[0] for i in whole]
+            for i, ids in zip(whole, hf_encode_batch(fn, model, self._model.cache_address(), stages, staged, None)):
+                out[i] = ids
         for i, t in enumerate(texts):
-            if out[i] is None:
+            if out[i] is None and fallback:
                 out[i] = self._model_ids(t)
         return out
 
@@ -1727,8 +1811,17 @@ def _added_screen(added) -> bytes | None:
 
 def _step_dfa(step: _Step):
     """The compiled scanner of a split (a shipped scanner, or one compiled at load time by
-    scantok.compile in Oniguruma's semantics), or None for a literal split."""
+    scantok.compile in Oniguruma's semantics); a literal split's is the regex of its
+    characters as code points (the same leftmost non-overlapping matches); None where there is
+    none (an empty literal, a character the compiler refuses)."""
     m = step.matcher
     if m.literal is not None:
-        return None
+        if not m.literal:
+            return None
+        from .patterns import _regex_matcher
+
+        try:  # kept alive by the matchers' cache
+            return _regex_matcher("".join("\\x{%x}" % ord(c) for c in m.literal)).dfa
+        except UnsupportedComponentError:
+            return None
     return m.dfa
