@@ -34,13 +34,19 @@ def _scanner_dfa(name: str):
 
 
 def _native_spans(dfa, text: str) -> list[tuple[int, int]]:
+    starts, ends = _native_span_arrays(dfa, text)
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+def _native_span_arrays(dfa, text: str):
+    """The scanner's matches in text as two numpy arrays of str offsets (starts, ends)."""
     import numpy as np
 
     ffi, lib = _native()
     data = text.encode("utf-8", "surrogatepass")
     n = len(data)
     if n == 0:
-        return []
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     starts = np.empty(n, dtype=np.uint32)
     ends = np.empty(n, dtype=np.uint32)
     k = lib.scantok_scan(dfa, data, n, lib.SCANTOK_SURROGATEPASS,
@@ -51,5 +57,5 @@ def _native_spans(dfa, text: str) -> list[tuple[int, int]]:
         lead = (np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80
         cum = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lead, out=cum[1:])
-        starts, ends = cum[starts], cum[ends]
-    return list(zip(starts.tolist(), ends.tolist()))
+        return cum[starts], cum[ends]
+    return starts.astype(np.int64), ends.astype(np.int64)

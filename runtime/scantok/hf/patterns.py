@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import UnsupportedComponentError
-from .native import _native, _native_spans, _scanner_dfa
+from .native import _native, _native_span_arrays, _native_spans, _scanner_dfa
 from .unicode_tables import _BERT_PUNCT, _NUMERIC, _class
 
 class _Matcher:
@@ -47,6 +47,15 @@ class _Matcher:
 
             self._re = regex.compile(self.pattern, regex.V0)
         return [m.span() for m in self._re.finditer(text)]
+
+    def span_arrays(self, text: str):
+        """spans() as two numpy int64 arrays (starts, ends): no tuple per match."""
+        if self._dfa is not None and self.literal is None:
+            return _native_span_arrays(self._dfa, text)
+        import numpy as np
+
+        sp = np.array(self.spans(text), dtype=np.int64).reshape(-1, 2)
+        return sp[:, 0], sp[:, 1]
 
     def findall(self, text: str) -> list[str]:
         return [text[a:b] for a, b in self.spans(text)]
