@@ -246,7 +246,7 @@ class Campaign:
 
     def normalizer(self, depth: int = 0):
         rng = self.rng
-        kinds = ["NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "Replace", "Prepend", "Bert"]
+        kinds = ["NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "Replace", "Prepend", "Bert", "StripAccents"]
         if depth == 0:
             kinds += ["Sequence"] * 3
         k = rng.choice(kinds)
@@ -254,6 +254,8 @@ class Campaign:
             return getattr(normalizers, k)()
         if k == "Lowercase":
             return normalizers.Lowercase()
+        if k == "StripAccents":
+            return normalizers.StripAccents()
         if k == "Strip":
             return normalizers.Strip(left=rng.random() < 0.7, right=rng.random() < 0.7)
         if k == "Replace":
@@ -487,7 +489,7 @@ class Campaign:
         """Puts one component scantok does not support into obj; returns its description."""
         rng = self.rng
         kind, comp = rng.choice([
-            ("normalizer", {"type": "StripAccents"}),
+            ("normalizer", {"type": "Precompiled", "precompiled_charsmap": None}),
             ("normalizer", {"type": "Nmt"}),
             ("pre_tokenizer", {"type": "UnicodeScripts"}),
             ("pre_tokenizer", {"type": "CharDelimiterSplit", "delimiter": "x"}),

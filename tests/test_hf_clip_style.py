@@ -148,7 +148,8 @@ CHAIN_STEPS = [normalizers.NFC(), normalizers.NFD(), normalizers.NFKC(), normali
                normalizers.Replace(Regex(r"\s+"), " "), normalizers.Replace(Regex(r"\s+"), ""),
                normalizers.Replace("a", "AB"), normalizers.Replace(Regex("[0-9]"), "#"),
                normalizers.Replace("é", "e"), normalizers.Replace(Regex(r"\p{Mn}"), ""),
-               normalizers.Replace(Regex("[a-c]{2,}"), "Z"), normalizers.Replace(Regex(r"\s{2,}"), "__")]
+               normalizers.Replace(Regex("[a-c]{2,}"), "Z"), normalizers.Replace(Regex(r"\s{2,}"), "__"),
+               normalizers.StripAccents()]
 
 
 def byte_level_file(rng: random.Random, steps: list) -> str:
@@ -209,3 +210,31 @@ def test_bpe_decoder(suffix):
         for _ in range(60):
             ids = [rng.randrange(len(vocab)) for _ in range(rng.randint(0, 6))]
             assert ours.decode(ids) == hf.decode(ids), ids
+
+
+def test_strip_accents_on_every_code_point():
+    """StripAccents removes tokenizers' marks (a measured table: not \\p{M} of any UCD here, nor
+    BertNormalizer's), every code point before "a", alignments as the kept chars'."""
+    js = json.dumps({"normalizer": {"type": "StripAccents"}, "pre_tokenizer": {"type": "WhitespaceSplit"},
+                     "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "a": 1}, "unk_token": "[UNK]"}})
+    ours, hf = scantok.Tokenizer.from_str(js), HFTokenizer.from_str(js)
+    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    for i in range(0, len(cps), 20000):
+        text = " ".join(chr(c) + "a" for c in cps[i:i + 20000])
+        a, b = ours.encode(text), hf.encode(text)
+        assert (a.ids, a.offsets) == (b.ids, b.offsets), i
+
+
+def test_quicktour_normalizer_on_a_bpe_over_characters():
+    """The quicktour's BERT-like normalizer (NFD, Lowercase, StripAccents) in front of a BPE over
+    characters under Whitespace: the arrays' alignments, then one C call."""
+    rng = random.Random("quicktour normalizer")
+    tok = HFTokenizer(models.BPE(unk_token="[UNK]"))
+    tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase(), normalizers.StripAccents()])
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator(texts(rng, 200), trainers.BpeTrainer(vocab_size=900, special_tokens=["[UNK]"],
+                                                                 show_progress=False))
+    js = tok.to_str()
+    ours = scantok.Tokenizer.from_str(js)
+    assert ours._chain is not None and ours._whole_c
+    check(js, texts(rng, 30) + ["Héllo Wörld", "ÅNGSTRÖM  ǅ", "e\u0301\u0301x"])

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from .errors import UnsupportedComponentError, WordLevelError
 from .unicode_tables import (_BERT_REMOVED, _CJK_RANGES, _FREEZE_NFC, _FREEZE_NFD, _FREEZE_NFKC,
-                             _FREEZE_NFKD, _HF_CCC0, _HF_MN, _LOWER_TABLE, _WS, _class)
+                             _FREEZE_NFKD, _HF_CCC0, _HF_MARK, _HF_MN, _LOWER_TABLE, _WS, _class)
 
 class _NS:
     """A normalized string: ``text`` and, per char, the (start, end) range of the original it
@@ -343,9 +343,10 @@ def _nf_step(text: str, form: str):
 
 
 def aligned_chain(spec: Any, where: str = "normalizer"):
-    """A normalizer whose steps are Unicode forms, Replace and Lowercase (CLIP's: NFC, Replace
-    of \\s+ by " ", Lowercase) as a function text -> (normalized text, starts, ends) with the
-    alignments as numpy arrays (None, None where they are the identity), or None from it when a
+    """A normalizer whose steps are Unicode forms, Replace, Lowercase and StripAccents (CLIP's:
+    NFC, Replace of \\s+ by " ", Lowercase; the quicktour's NFD, Lowercase, StripAccents) as a
+    function text -> (normalized text, starts, ends) with the alignments as numpy arrays
+    (None, None where they are the identity), or None from it when a
     step changes lengths in a way it does not follow (Lowercase of "İ"): the general path's
     _NS then.  None for any other normalizer.  The steps are _NS's, on arrays: a tuple per
     character made CLIP's encode no faster than tokenizers'."""
@@ -362,6 +363,9 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
             return True
         if t == "Lowercase":
             steps.append(("lower",))
+            return True
+        if t == "StripAccents":
+            steps.append(("strip_accents",))
             return True
         if t == "Replace" and isinstance(sp.get("content"), str):
             steps.append(("replace", _pattern_matcher(sp.get("pattern"), w), sp["content"]))
@@ -388,6 +392,14 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
                     return None
                 text = low
                 continue
+            elif kind == "strip_accents":  # as filter_out: the kept chars keep their alignments
+                if text.isascii():
+                    continue
+                gone = [m.start() for m in _char_re("mark").finditer(text)]
+                if not gone:
+                    continue
+                at = np.delete(np.arange(len(text), dtype=np.int64), gone)
+                text = _char_re("mark").sub("", text)
             else:
                 _, matcher, content = st
                 sa, sb = matcher.span_arrays(text)
@@ -450,7 +462,7 @@ def _char_re(kind: str):
     """A one-character `regex` for a measured table (compiled on first use)."""
     rx = _CHAR_RE.get(kind)
     if rx is None:
-        cps = {"bert_removed": _BERT_REMOVED, "mn": _HF_MN,
+        cps = {"bert_removed": _BERT_REMOVED, "mn": _HF_MN, "mark": _HF_MARK,
                "cjk": [c for lo, hi in _CJK_RANGES for c in (lo, hi)]}[kind]
         if kind == "cjk":
             body = "".join(f"\\U{lo:08X}-\\U{hi:08X}" for lo, hi in _CJK_RANGES)
@@ -548,6 +560,8 @@ def _norm_steps(spec: Any, where: str = "normalizer", extended: bool = False) ->
             bool(spec.get("lowercase", True)),
         )
         return [lambda ns: _bert(ns, *args)]
+    if t == "StripAccents" and extended:  # its marks are not BertNormalizer's (measured)
+        return [lambda ns: ns.filter_out(_char_re("mark"))]
     if t == "Replace" and extended:
         pat = spec.get("pattern")
         content = spec.get("content")
