@@ -121,6 +121,19 @@ def test_a_suffix_a_letter_spells(suffix, vocab, merges, text):
     check(js, [text, text * 3, "ab", "a"])
 
 
+@pytest.mark.parametrize("chain", [[normalizers.Lowercase()],
+                                   [normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()],
+                                   [normalizers.Lowercase(), normalizers.NFD(), normalizers.Replace("i", "ii")]])
+def test_lowercase_that_lengthens_in_the_chain(chain):
+    """"İ" lowercases to two characters ("i" and U+0307), both from it: the chain's arrays
+    repeat its index (the Turkish text of the held-out intl set sent CLIP's encode to the
+    general path before)."""
+    rng = random.Random(f"lengthen {len(chain)}")
+    js = byte_level_file(rng, chain)
+    assert scantok.Tokenizer.from_str(js)._chain("aİb") is not None
+    check(js, ["İstanbul", "aİİb İ", "İ", "x İ\u0307 ΑΣ İa", "İİİ  İ\n", "iİi"] + texts(rng, 5))
+
+
 def test_batch_fallback_takes_the_original_text():
     """A text the C path declines in a normalized batch (a byte with no token) goes through the
     general path from the original text, not the normalized one: Replace("a", "ab") normalized

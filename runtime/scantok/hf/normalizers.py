@@ -121,6 +121,8 @@ def _lower_char(c: str) -> str:
 
 
 _LOWER_DIFF: frozenset | None = None
+# the chars tokenizers' Lowercase maps to several (only "İ" in 0.23.3): their counts
+_LOWER_MULTI = {cp: len(v) for cp, v in _LOWER_TABLE.items() if len(v) > 1}
 
 
 def _lower_text(t: str) -> str:
@@ -357,10 +359,10 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
     """A normalizer whose steps are Unicode forms, Replace, Lowercase and StripAccents (CLIP's:
     NFC, Replace of \\s+ by " ", Lowercase; the quicktour's NFD, Lowercase, StripAccents) as a
     function text -> (normalized text, starts, ends) with the alignments as numpy arrays
-    (None, None where they are the identity), or None from it when a
-    step changes lengths in a way it does not follow (Lowercase of "İ"): the general path's
-    _NS then.  None for any other normalizer.  The steps are _NS's, on arrays: a tuple per
-    character made CLIP's encode no faster than tokenizers'."""
+    (None, None where they are the identity), or None from it when a step changes lengths in
+    a way it does not follow: the general path's _NS then.  None for any other normalizer.
+    The steps are _NS's, on arrays: a tuple per character made CLIP's encode no faster than
+    tokenizers'."""
     steps: list = []
 
     def collect(sp, w) -> bool:
@@ -399,10 +401,18 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
                 text, at = step
             elif kind == "lower":
                 low = _lower_text(text)
-                if len(low) != len(text):
+                if len(low) == len(text):
+                    text = low
+                    continue
+                # a char that lowercases to several ("İ" -> "i̇"): they all come from it, as
+                # _lowercase's regions (its first replaces it, the others are inserted after)
+                code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+                counts = np.ones(len(text), dtype=np.int64)
+                for cp, n_out in _LOWER_MULTI.items():
+                    counts[code == cp] = n_out
+                if int(counts.sum()) != len(low):
                     return None
-                text = low
-                continue
+                text, at = low, np.repeat(np.arange(len(counts), dtype=np.int64), counts)
             elif kind == "strip_accents":  # as filter_out: the kept chars keep their alignments
                 if text.isascii():
                     continue
