@@ -489,7 +489,7 @@ class Campaign:
         """Puts one component scantok does not support into obj; returns its description."""
         rng = self.rng
         kind, comp = rng.choice([
-            ("normalizer", {"type": "Precompiled", "precompiled_charsmap": None}),
+            ("normalizer", {"type": "ByteLevel"}),
             ("normalizer", {"type": "Nmt"}),
             ("pre_tokenizer", {"type": "UnicodeScripts"}),
             ("pre_tokenizer", {"type": "CharDelimiterSplit", "delimiter": "x"}),

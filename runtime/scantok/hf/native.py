@@ -34,6 +34,15 @@ def _scanner_dfa(name: str):
 
 
 def _native_spans(dfa, text: str) -> list[tuple[int, int]]:
+    if len(text) <= 512 and text.isascii():  # a prompt: cffi arrays cost less than numpy's
+        ffi, lib = _native()
+        data = text.encode("ascii")
+        n = len(data)
+        if n == 0:
+            return []
+        starts, ends = ffi.new("uint32_t[]", n), ffi.new("uint32_t[]", n)
+        k = lib.scantok_scan(dfa, data, n, lib.SCANTOK_SURROGATEPASS, starts, ends, ffi.NULL)
+        return list(zip(ffi.unpack(starts, k), ffi.unpack(ends, k)))
     starts, ends = _native_span_arrays(dfa, text)
     return list(zip(starts.tolist(), ends.tolist()))
 

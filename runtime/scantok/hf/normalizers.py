@@ -423,14 +423,22 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
                 text = _char_re("mark").sub("", text)
             else:
                 _, matcher, content = st
-                sa, sb = matcher.span_arrays(text)
-                keep = sb > sa
-                if len(content) == 1 and len(sa):  # as _replace: a match that is its content
-                    code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-                    keep &= ~((sb - sa == 1) & (code[np.minimum(sa, len(text) - 1)] == ord(content)))
-                sa, sb = sa[keep], sb[keep]
-                if not len(sa):
-                    continue
+                if len(text) < 512:  # a prompt: numpy's per-call cost is more than the loop's
+                    one = len(content) == 1
+                    spans = [(a, b) for a, b in matcher.spans(text)
+                             if b > a and not (one and b == a + 1 and text[a] == content)]
+                    if not spans:
+                        continue
+                    sa, sb = (np.array(x, dtype=np.int64) for x in zip(*spans))
+                else:
+                    sa, sb = matcher.span_arrays(text)
+                    keep = sb > sa
+                    if len(content) == 1 and len(sa):  # as _replace: a match that is its content
+                        code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+                        keep &= ~((sb - sa == 1) & (code[np.minimum(sa, len(text) - 1)] == ord(content)))
+                    sa, sb = sa[keep], sb[keep]
+                    if not len(sa):
+                        continue
                 parts, pos = [], 0
                 for a, b in zip(sa.tolist(), sb.tolist()):
                     parts += (text[pos:a], content)
