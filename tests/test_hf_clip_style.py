@@ -251,3 +251,18 @@ def test_quicktour_normalizer_on_a_bpe_over_characters():
     ours = scantok.Tokenizer.from_str(js)
     assert ours._chain is not None and ours._whole_c
     check(js, texts(rng, 30) + ["Héllo Wörld", "ÅNGSTRÖM  ǅ", "e\u0301\u0301x"])
+
+
+def test_lowercase_agreement_set_is_every_code_point_where_python_differs():
+    """_lower_text runs str.lower unless the text holds a char of _LOWER_DIFF: that set, found a
+    block at a time, is exactly the chars whose str.lower differs from tokenizers' table (a loop
+    over every code point here), plus "Σ" (Python's final-sigma rule)."""
+    from scantok.hf import normalizers as nz
+
+    nz._lower_text("é")
+    table = nz._lower_map()
+    want = {chr(c) for c in range(0x80, 0x110000)
+            if not 0xD800 <= c < 0xE000 and chr(c).lower() != table.get(c, chr(c))} | {"\u03a3"}
+    assert nz._LOWER_DIFF == want
+    for text in ["ΑΣ Σ", "İx", "Straße", "ǅ", "ꞵ", "\U00016E40"]:
+        assert nz._lower_text(text) == text.translate(table)
