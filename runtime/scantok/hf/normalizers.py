@@ -443,9 +443,7 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
             else:
                 _, matcher, content = st
                 if len(text) < 512:  # a prompt: numpy's per-call cost is more than the loop's
-                    one = len(content) == 1
-                    spans = [(a, b) for a, b in matcher.spans(text)
-                             if b > a and not (one and b == a + 1 and text[a] == content)]
+                    spans = _replace_spans(matcher, text, content)
                     if not spans:
                         continue
                     sa, sb = (np.array(x, dtype=np.int64) for x in zip(*spans))
@@ -635,15 +633,20 @@ def _pattern_matcher(pat: Any, where: str):
     raise WordLevelError(f"{where}: pattern must be {{'String': ...}} or {{'Regex': ...}}")
 
 
+def _replace_spans(matcher, text: str, content: str) -> list[tuple[int, int]]:
+    """The matches a Replace changes something at: non-empty, and not already its one-char
+    content (a single space under \\s+ -> " " changes neither the text nor, its one char
+    aligned like itself, the alignments: left out, most texts keep their identity alignments;
+    building them cost CLIP's normalizer 4 ms a 4 KB text)."""
+    one = len(content) == 1
+    return [(a, b) for a, b in matcher.spans(text) if b > a and not (one and b == a + 1 and text[a] == content)]
+
+
 def _replace(ns: _NS, matcher, content: str) -> None:
     """HF's NormalizedString::replace: each match is removed and ``content`` inserted, every
     inserted char aligned like the match's last char."""
     t = ns.text
-    # a match that is the content already (a single space under \s+ -> " ") changes neither
-    # the text nor, its one char aligned like itself, the alignments: left out, most texts
-    # keep their identity alignments (building them cost CLIP's normalizer 4 ms a 4 KB text)
-    one = len(content) == 1
-    spans = [(a, b) for a, b in matcher.spans(t) if b > a and not (one and b == a + 1 and t[a] == content)]
+    spans = _replace_spans(matcher, t, content)
     if not spans:
         return
     if not ns.track:
