@@ -382,8 +382,8 @@ class Tokenizer:
         # paths whole (_takes_whole)
         self._nf_forms = nf_forms(obj.get("normalizer"))
         self._nf_unchanged = nf_unchanged(self._nf_forms) if self._nf_forms else None
-        # forms, Replace and Lowercase (CLIP's normalizer): a text is normalized with numpy
-        # alignments and takes the C paths (_encode_chained)
+        # forms, Replace, Lowercase and StripAccents (CLIP's normalizer, the quicktour's): a
+        # text is normalized with numpy alignments and takes the C paths (_encode_chained)
         self._chain = aligned_chain(obj.get("normalizer")) if self._norm and not self._nf_forms else None
         self._ops = pretok_ops(obj.get("pre_tokenizer"))
         self._char_fast = _CharPiece.of(obj, self._model, self._ops)
