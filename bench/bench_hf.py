@@ -14,7 +14,9 @@ that no token joins two words, as in Llama 2's vocabulary), also saved as Gemma'
 tokenizers' quicktour file (``quicktour_style``: BPE over characters with "[UNK]", Whitespace) and
 Falcon's layout (``falcon_style``: Punctuation, ByteLevel, Digits, Split, byte-level BPE), and a
 file trained with tokenizers' default Metaspace (``metaspace_style``: split before each "▁"),
-and CLIP's layout (``clip_style``: NFC, Replace, Lowercase; a Split's matches; ``</w>`` suffix).  Timed text: ``--mb`` MB from the middle of each corpus
+and CLIP's layout (``clip_style``: NFC, Replace, Lowercase; a Split's matches; ``</w>`` suffix);
+a WordLevel file (``wordlevel_style``: WhitespaceSplit) and BERT's normalizer and pre-tokenizer
+over WordLevel (``bert_wordlevel``) and over BPE (``bert_bpe``).  Timed text: ``--mb`` MB from the middle of each corpus
 (held out from training and from warming), and of each ``--unseen`` text (``bench/heldout.py``:
 vim's help files, the C headers, vim's tutors in 30 languages; in no corpus, used to tune
 nothing; warmed on English), cut into 4 KB documents.  HF runs in a subprocess
@@ -256,6 +258,42 @@ def quicktour_style_file(shared: Path, out: str) -> None:
     tok.save(out)
 
 
+def wordlevel_style_file(shared: Path, out: str) -> None:
+    """A WordLevel file: WhitespaceSplit, 50K words and "[UNK]", trained here with tokenizers'
+    WordLevelTrainer on the first 1 MB of each corpus."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    trainer = trainers.WordLevelTrainer(vocab_size=50_000, special_tokens=["[UNK]"], show_progress=False)
+    tok.train_from_iterator(texts, trainer)
+    tok.save(out)
+
+
+def bert_style_file(shared: Path, out: str, model: str = "WordLevel") -> None:
+    """BERT's normalizer and pre-tokenizer (BertNormalizer: clean text, CJK spaced, accents
+    stripped, lowercase; BertPreTokenizer) and its template, over a WordLevel model (30K words)
+    or (``model="BPE"``) a BPE over characters with "[UNK]" (30K tokens)."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+
+    special = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    if model == "BPE":
+        tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+        trainer = trainers.BpeTrainer(vocab_size=30_000, special_tokens=special, show_progress=False)
+    else:
+        tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+        trainer = trainers.WordLevelTrainer(vocab_size=30_000, special_tokens=special, show_progress=False)
+    tok.normalizer = normalizers.BertNormalizer()
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    tok.train_from_iterator(texts, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    tok.save(out)
+
+
 def llama2_style_file(shared: Path, out: str) -> None:
     """A Llama 2 / Mistral style file: BPE over characters with byte fallback, the normalizer
     Prepend("▁") + Replace(" ", "▁") and no pre-tokenizer (a document is one piece), 32K
@@ -324,9 +362,11 @@ def main(argv=None) -> int:
     ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
     ap.add_argument("--files", default="deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,sp_style,"
-                    "gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style",
+                    "gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
+                    "wordlevel_style,bert_wordlevel,bert_bpe",
                     help="tokenizer files to time: deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,"
-                    "sp_style,gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style")
+                    "sp_style,gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
+                    "wordlevel_style,bert_wordlevel,bert_bpe")
     ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
                     + ",".join(LONG))
     args = ap.parse_args(argv)
@@ -347,13 +387,18 @@ def main(argv=None) -> int:
                  "quicktour_style": os.path.join(tmp, "quicktour_style.json"),
                  "falcon_style": os.path.join(tmp, "falcon_style.json"),
                  "metaspace_style": os.path.join(tmp, "metaspace_style.json"),
-                 "clip_style": os.path.join(tmp, "clip_style.json")}
+                 "clip_style": os.path.join(tmp, "clip_style.json"),
+                 "wordlevel_style": os.path.join(tmp, "wordlevel_style.json"),
+                 "bert_wordlevel": os.path.join(tmp, "bert_wordlevel.json"),
+                 "bert_bpe": os.path.join(tmp, "bert_bpe.json")}
         builders = {"prefix_style": prefix_style_file, "qwen_style": qwen_style_file,
                     "llama2_style": llama2_style_file, "sp_style": sentencepiece_style_file,
                     "gemma_style": lambda sh, out: sentencepiece_style_file(sh, out, "replace"),
                     "mistral_style": lambda sh, out: sentencepiece_style_file(sh, out, "metaspace"),
                     "quicktour_style": quicktour_style_file, "falcon_style": falcon_style_file,
-                    "metaspace_style": metaspace_style_file, "clip_style": clip_style_file}
+                    "metaspace_style": metaspace_style_file, "clip_style": clip_style_file,
+                    "wordlevel_style": wordlevel_style_file, "bert_wordlevel": bert_style_file,
+                    "bert_bpe": lambda sh, out: bert_style_file(sh, out, "BPE")}
         for name, build in builders.items():
             if name in wanted:
                 build(args.shared, files[name])

@@ -51,6 +51,8 @@ TESTS = [
     "tests/test_hf_char_split.py", "tests/test_hf_byte_level_inner.py",
     # end_of_word_suffix in byte mode (CLIP), normalizers on numpy alignments
     "tests/test_hf_clip_style.py",
+    # WordLevel models under split stages (hf_bpe.c's word table), BERT's normalizer
+    "tests/test_hf_wordlevel_bert.py",
     # the short-text path: one C-API call (scantok._pylist.encode_small) for short str
     "tests/test_short_text_path.py",
     # str -> UTF-8 (cpyext/ucs_utf8.c): every kind, both paths, the bounded stores at the end

@@ -96,6 +96,10 @@ struct hfb_model {
     int fuse_unk, byte_fallback;
     const uint32_t *u8len; /* char mode: the UTF-8 length of every id's string (or NULL) */
     int cut_words;         /* char mode: pieces may be cut into words (hfb_set_chars) */
+    /* WordLevel (hfb_set_word_level): a piece's UTF-8 -> its id; the unknown token's id (-1:
+       none, then a piece outside words makes the encode calls return HFB_SLOW) */
+    vt_table *words;
+    int64_t word_unk;
     uint64_t generation; /* changes with every build step: caches of an older model are void */
 };
 
@@ -204,6 +208,7 @@ void hfb_free(hfb_model *m) {
     free(m->premerge);
     free(m->char_keys);
     free(m->char_ids);
+    vt_free(m->words);
     free(m);
 }
 
@@ -2143,6 +2148,16 @@ int64_t hfb_encode(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const
     return r;
 }
 
+/* The pieces of data[0:n] under the stages (scratch sized for the text), and for offsets
+   the code point index (*ascii, or s->cidx: offsets_index).  Returns the count or HFB_NOMEM. */
+static int64_t pieces_of(const hfb_stages *ss, const uint8_t *data, size_t n, int offsets, scratch *s,
+                         uint32_t **pieces, int *ascii) {
+    if (scratch_grow(s, n, offsets) < 0) return HFB_NOMEM;
+    int64_t k = pretokenize_into(ss, data, n, s, pieces);
+    if (k >= 0) *ascii = offsets_index(data, n, offsets, s);
+    return k;
+}
+
 /* Char mode under pre-tokenizer stages: each piece merged on its own (chars_piece), through
    the word cache; offsets as encode_text's (a byte-fallback token covers all of its
    character). */
@@ -2151,11 +2166,10 @@ static int64_t encode_chars_text(const hfb_model *m, hfb_cache *c, const hfb_sta
                                  scratch *s) {
     if (!m->char_keys) return HFB_SLOW;
     if (!n) return 0;
-    if (scratch_grow(s, n, starts != NULL) < 0) return HFB_NOMEM;
     uint32_t *pieces;
-    int64_t k = pretokenize_into(ss, data, n, s, &pieces);
+    int ascii;
+    int64_t k = pieces_of(ss, data, n, starts != NULL, s, &pieces, &ascii);
     if (k < 0) return k;
-    int ascii = offsets_index(data, n, starts != NULL, s);
     chars_work w;
     if (chars_work_init(&w, n) < 0) {
         chars_work_free(&w);
@@ -2202,6 +2216,70 @@ int64_t hfb_encode_chars_words(const hfb_model *m, hfb_cache *c, const hfb_stage
 int64_t hfb_encode_chars_split(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
                                size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
     return hfb_encode_chars_words(m, c, ss, data, n, ids, starts, ends, NULL);
+}
+
+/* WordLevel. */
+int hfb_set_word_level(hfb_model *m, const uint8_t *tokens, size_t nbytes, size_t n, uint8_t sep,
+                       const uint32_t *ids, int64_t unk_id) {
+    vt_table *t = vt_new(n);
+    if (!t) return -1;
+    const uint8_t *p = tokens, *end = tokens + nbytes;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = memchr(p, sep, (size_t)(end - p));
+        if (!e) { /* fewer records than n */
+            vt_free(t);
+            return -2;
+        }
+        if (vt_insert(t, (const char *)p, (size_t)(e - p), (int32_t)ids[i]) < 0) {
+            vt_free(t);
+            return -1;
+        }
+        p = e + 1;
+    }
+    vt_free(m->words);
+    m->words = t;
+    m->word_unk = unk_id;
+    return 0;
+}
+
+/* One token a piece: no merge, no cache, so no per-thread state but the scratch. */
+static int64_t encode_wl_text(const hfb_model *m, const hfb_stages *ss, const uint8_t *data, size_t n,
+                              uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words, scratch *s) {
+    if (!m->words) return HFB_SLOW;
+    if (!n) return 0;
+    uint32_t *pieces;
+    int ascii;
+    int64_t k = pieces_of(ss, data, n, starts != NULL, s, &pieces, &ascii);
+    if (k < 0) return k;
+    const vt_table *t = m->words;
+    for (int64_t i = 0; i < k; i++) {
+        uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
+        int64_t id = vt_get(t, (const char *)data + ps, pe - ps);
+        if (id < 0) {
+            if (m->word_unk < 0) return HFB_SLOW; /* tokenizers fails: the caller raises its error */
+            id = m->word_unk;
+        }
+        ids[i] = (uint32_t)id;
+        if (starts) {
+            starts[i] = ascii ? ps : s->cidx[ps + 1] - 1;
+            ends[i] = ascii ? pe : s->cidx[pe];
+        }
+        if (words) words[i] = (uint32_t)i;
+    }
+    return k;
+}
+
+int64_t hfb_encode_wl_words(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                            size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words) {
+    scratch local = {0}, *s = c ? &c->s : &local;
+    int64_t r = encode_wl_text(m, ss, data, n, ids, starts, ends, words, s);
+    scratch_done(c, s);
+    return r;
+}
+
+int64_t hfb_encode_wl(const hfb_model *m, hfb_cache *c, const hfb_stages *ss, const uint8_t *data,
+                      size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends) {
+    return hfb_encode_wl_words(m, c, ss, data, n, ids, starts, ends, NULL);
 }
 
 int64_t hfb_encode_batch(const hfb_model *m, hfb_cache *c, const hfb_stages *ss,

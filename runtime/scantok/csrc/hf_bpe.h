@@ -154,6 +154,20 @@ int64_t hfb_encode_chars_words(const hfb_model *m, hfb_cache *c, const hfb_stage
 /* hfb_encode_chars_words without words, under hfb_encode's signature. */
 int64_t hfb_encode_chars_split(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
                                size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
+/* WordLevel: a model whose every piece is one token, the id of its UTF-8 among the n
+   vocabulary records in tokens[0:nbytes] (as hfb_vocab_lengths; record i has id ids[i]), else
+   unk_id (-1: no unknown token, then the encode calls return HFB_SLOW for a text with a piece
+   outside the vocabulary: tokenizers fails there).  Returns 0, -1 on out of memory, or -2
+   when tokens holds fewer than n records (the model is unchanged then). */
+int hfb_set_word_level(hfb_model *m, const uint8_t *tokens, size_t nbytes, size_t n, uint8_t sep,
+                       const uint32_t *ids, int64_t unk_id);
+/* hfb_encode_words for a WordLevel model (hfb_set_word_level): the stages, then one token a
+   piece.  HFB_SLOW when the model is not WordLevel or a piece has no token. */
+int64_t hfb_encode_wl_words(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
+                            size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words);
+/* hfb_encode_wl_words without words, under hfb_encode's signature. */
+int64_t hfb_encode_wl(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,
+                      size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
 /* hfb_encode of ntexts texts data[offsets[i]:offsets[i+1]]; text i's ids go to
    ids[offsets[i]...] and their count to counts[i] (HFB_SLOW for a text the caller must
    encode itself).  Returns 0 or HFB_NOMEM. */

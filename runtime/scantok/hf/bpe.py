@@ -89,6 +89,7 @@ def _merge_ids_c(vocab: dict[str, int], merges: list, plen: int):
     return out[0], out[1], out[2]
 
 
+_CONTROLS = "".join(map(chr, range(32))) + "\x7f"
 # pieces of at least this many characters are tokenized in C (hfb_tokenize_chars); shorter ones
 # (words, under a pre-tokenizer) in Python, behind a cache of the pieces seen
 _C_CHARS_MIN = 32
@@ -96,8 +97,34 @@ _C_CHARS_MIN = 32
 _INNER_SPACE = re.compile("[^\u2581]\u2581")
 
 
-class WordLevelModel:
-    """A piece is one token: its id, or the unk token's."""
+class _ThreadCaches:
+    """The per-thread C state (hfb_cache: piece caches and work arrays) of a native model."""
+
+    def cache(self):
+        """This thread's piece cache (C)."""
+        c = getattr(self._local, "cache", None)
+        if c is None:
+            c = self._ffi.gc(self._lib.hfb_cache_new(), self._lib.hfb_cache_free)
+            if c == self._ffi.NULL:
+                raise MemoryError
+            self._local.cache = c
+        return c
+
+    def cache_address(self) -> int:
+        """The address of this thread's piece cache as an int (for scantok._pylist), kept with
+        the cache it is of (an ffi.cast per call cost ~0.7 us of encode()'s ~8)."""
+        loc = self._local
+        c = getattr(loc, "cache", None)
+        if c is None or getattr(loc, "address_of", None) is not c:
+            c = self.cache()
+            loc.address = int(self._ffi.cast("uintptr_t", c))
+            loc.address_of = c
+        return loc.address
+
+
+class WordLevelModel(_ThreadCaches):
+    """A piece is one token: its id, or the unk token's.  The C model (hfb_set_word_level)
+    looks pieces up under the split stages; None without scantok._native."""
 
     byte_mode = False
     takes_bytes = False
@@ -108,6 +135,36 @@ class WordLevelModel:
         if not isinstance(self.unk_token, str):
             raise HFError(f"{where}.unk_token must be a string")
         self.inv = {i: t for t, i in self.vocab.items()}
+        # an id given to several strings: tokenizers' token is the piece, not id_to_token's
+        # string (the general path keeps the pieces then)
+        self.shared_ids = len(self.inv) < len(self.vocab)
+        unk = self.vocab.get(self.unk_token)
+        self.unk_id = -1 if unk is None else unk
+        self._local = threading.local()
+        self._model = None if self.shared_ids else self._build_native()
+
+    def _build_native(self):
+        nat = _native()
+        if nat is None or not hasattr(nat[1], "hfb_set_word_level"):
+            return None
+        import numpy as np
+
+        ffi, lib = self._ffi, self._lib = nat
+        # whitespace and control characters are tokens of some WordLevel files (a Split that
+        # keeps them): any ASCII control character may separate the records
+        rec = _records(self.vocab, _CONTROLS)
+        if rec is None:  # every one occurs in some token: the general path
+            return None
+        model = lib.hfb_new((max(self.vocab.values()) + 1) if self.vocab else 1, 0)
+        if model == ffi.NULL:
+            raise MemoryError
+        model = ffi.gc(model, lib.hfb_free)
+        ids = np.fromiter(self.vocab.values(), dtype=np.uint32, count=len(self.vocab))
+        rc = lib.hfb_set_word_level(model, rec[0], len(rec[0]), len(self.vocab), rec[1],
+                                    ffi.cast("uint32_t *", ids.ctypes.data), self.unk_id)
+        if rc == -1:
+            raise MemoryError
+        return model if rc == 0 else None
 
     def tokenize(self, text: str) -> list[tuple[int, int, int]]:
         i = self.vocab.get(text)
@@ -118,7 +175,7 @@ class WordLevelModel:
         return [(i, 0, len(text))]
 
 
-class BPEModel:
+class BPEModel(_ThreadCaches):
     """tokenizers' BPE model (``dropout`` null only)."""
 
     def __init__(self, spec: Mapping, where: str = "model"):
@@ -247,27 +304,6 @@ class BPEModel:
             if lib.hfb_build_selfs(self._model, rec[0], len(self.vocab), rec[1], ffi.cast("uint32_t *", ids.ctypes.data),
                                    ffi.cast("int16_t *", _BYTE_OF.ctypes.data), len(_BYTE_OF)) < 0:
                 raise MemoryError
-
-    def cache(self):
-        """This thread's piece cache (C)."""
-        c = getattr(self._local, "cache", None)
-        if c is None:
-            c = self._ffi.gc(self._lib.hfb_cache_new(), self._lib.hfb_cache_free)
-            if c == self._ffi.NULL:
-                raise MemoryError
-            self._local.cache = c
-        return c
-
-    def cache_address(self) -> int:
-        """The address of this thread's piece cache as an int (for scantok._pylist), kept with
-        the cache it is of (an ffi.cast per call cost ~0.7 us of encode()'s ~8)."""
-        loc = self._local
-        c = getattr(loc, "cache", None)
-        if c is None or getattr(loc, "address_of", None) is not c:
-            c = self.cache()
-            loc.address = int(self._ffi.cast("uintptr_t", c))
-            loc.address_of = c
-        return loc.address
 
     @property
     def takes_bytes(self) -> bool:

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from .errors import UnsupportedComponentError, WordLevelError
 from .unicode_tables import (_BERT_REMOVED, _CJK_RANGES, _FREEZE_NFC, _FREEZE_NFD, _FREEZE_NFKC,
-                             _FREEZE_NFKD, _HF_CCC0, _HF_MARK, _HF_MN, _LOWER_TABLE, _WS, _class)
+                             _FREEZE_NFKD, _HF_CCC0, _HF_MARK, _HF_MN, _LOWER_TABLE, _WS)
 
 class _NS:
     """A normalized string: ``text`` and, per char, the (start, end) range of the original it
@@ -36,28 +36,20 @@ class _NS:
     def same_length_map(self, new_text: str) -> None:
         self.text = new_text  # every char replaced by one char (change 0): alignments unchanged
 
-    def filter_out(self, rx) -> None:
-        """Removes every character matched by the one-character regex ``rx`` (HF's filter: the
-        kept characters keep their alignments)."""
+    def filter_out(self, kind: str) -> None:
+        """Removes every character of a measured set (_CHAR_BITS' kind) (HF's filter: the kept
+        characters keep their alignments)."""
         text = self.text
-        if rx.search(text) is None:
+        if kind != "bert_removed" and text.isascii():  # (no mark is ASCII)
             return
-        if not self.track:
-            self.text = rx.sub("", text)
+        gone = _char_positions(text, kind)
+        if not len(gone):
             return
-        align = self.materialize()
-        kept_text: list[str] = []
-        kept_align: list[tuple[int, int]] = []
-        pos = 0
-        for m in rx.finditer(text):
-            a = m.start()
-            kept_text.append(text[pos:a])
-            kept_align.extend(align[pos:a])
-            pos = a + 1
-        kept_text.append(text[pos:])
-        kept_align.extend(align[pos:])
-        self.text = "".join(kept_text)
-        self.align = kept_align
+        if self.track:
+            align = self.materialize()  # (of the text before: its length)
+            drop = set(gone.tolist())
+            self.align = [a for i, a in enumerate(align) if i not in drop]
+        self.text = _without(text, gone)
 
     def transform_regions(self, regions: list[tuple[int, int, list[tuple[str, int]]]]) -> None:
         """Applies HF's transform to disjoint, sorted regions [a, b) of the current text, each
@@ -196,7 +188,7 @@ def _freeze(form: str) -> frozenset[int]:
 
 
 def _has_frozen(form: str, text: str) -> bool:
-    """Whether text holds a char _freeze(form) names: its code points looked up in a byte
+    """Whether text holds a char _freeze(form) names: its code points looked up in a
     table of every code point (_code_table), 7 us a 4 KB multi-script text, where a `re`
     search took 100 (17 % of CLIP's encode and as much as the whole C call of Qwen's) and a
     set test over map(ord) walked every char in Python."""
@@ -209,15 +201,16 @@ _LOWER_BIT = 1 << 4  # the bits below are the forms' (_FROZEN_BIT)
 
 
 def _code_table():
-    """One byte per code point (1.1 MB, made on first use): bit _FROZEN_BIT[form] set for the
-    chars _freeze(form) names, _LOWER_BIT for those whose Lowercase here is not Python's."""
+    """Two bytes per code point (2.2 MB, made on first use): bit _FROZEN_BIT[form] set for the
+    chars _freeze(form) names, _LOWER_BIT for those whose Lowercase here is not Python's, the
+    _CHAR_BITS for the measured sets (each set on first use)."""
     global _CODE_TABLE
     if _CODE_TABLE is None:
         import numpy as np
 
         with _TABLE_LOCK:
             if _CODE_TABLE is None:
-                table = np.zeros(0x110000, dtype=np.uint8)
+                table = np.zeros(0x110000, dtype=np.uint16)
                 for form, bit in _FROZEN_BIT.items():
                     table[np.fromiter(_FROZEN[form], dtype=np.int64)] |= bit
                 _CODE_TABLE = table
@@ -352,9 +345,16 @@ def _nf_step(text: str, form: str):
     like, -1 for (0, 0)), or None when the form leaves the text as it is."""
     import numpy as np
 
-    frozen = _freeze(form)
-    if text.isascii() or (not _has_frozen(form, text) and unicodedata.is_normalized(form, text)):
+    if text.isascii():
         return None
+    frozen_in = _has_frozen(form, text)
+    if not frozen_in and unicodedata.is_normalized(form, text):
+        return None
+    if not frozen_in and form in ("NFD", "NFKD"):
+        step = _decomposed(text, form)
+        if step is not None:
+            return step
+    frozen = _freeze(form)
     parts, idx, pos = [], [], 0
     for a, b, dest in _nf_regions(text, form, frozen):
         parts.append(text[pos:a])
@@ -374,12 +374,47 @@ def _nf_step(text: str, form: str):
     return "".join(parts), np.concatenate(idx)
 
 
+# per form of decomposition, per code point: 0 (not known yet), or the length of its
+# decomposition (bits 0-4) and whether that starts (bit 5) and ends (bit 6) with a non-starter
+_DECOMP: dict = {}
+
+
+def _decomposed(text: str, form: str):
+    """_nf_step of a decomposition (NFD, NFKD) by arrays, for a text free of frozen chars where
+    no canonical reordering crosses two of its characters (no decomposition that ends with a
+    non-starter is followed by one that starts with one): then each character's decomposition
+    stays in place, all of it aligned like the character (the first replaces it, the others
+    are inserted after: _nf_chunk's changes).  None otherwise (the caller's regions then).
+    Per region in Python this was 60 % of BERT's encode of multi-script text."""
+    import numpy as np
+
+    table = _DECOMP.get(form)
+    if table is None:
+        with _TABLE_LOCK:
+            table = _DECOMP.setdefault(form, np.zeros(0x110000, dtype=np.uint8))
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    info = table[codes]
+    if not info.all():  # first sight of some characters (the same values from any thread)
+        for cp in np.unique(codes[info == 0]).tolist():
+            d = unicodedata.normalize(form, chr(cp))
+            table[cp] = len(d) | (unicodedata.combining(d[0]) > 0) << 5 | (unicodedata.combining(d[-1]) > 0) << 6
+        info = table[codes]
+    if ((info[:-1] & 64) & ((info[1:] & 32) << 1)).any():
+        return None
+    lens = (info & 31).astype(np.int64)
+    out = unicodedata.normalize(form, text)
+    if len(out) != int(lens.sum()):  # (cannot happen: a guard)
+        return None
+    return out, np.repeat(np.arange(len(text), dtype=np.int64), lens)
+
+
 def aligned_chain(spec: Any, where: str = "normalizer"):
-    """A normalizer whose steps are Unicode forms, Replace, Lowercase and StripAccents (CLIP's:
-    NFC, Replace of \\s+ by " ", Lowercase; the quicktour's NFD, Lowercase, StripAccents) as a
-    function text -> (normalized text, starts, ends) with the alignments as numpy arrays
-    (None, None where they are the identity), or None from it when a step changes lengths in
-    a way it does not follow: the general path's _NS then.  None for any other normalizer.
+    """A normalizer whose steps are Unicode forms, Replace, Lowercase, StripAccents and
+    BertNormalizer (CLIP's: NFC, Replace of \\s+ by " ", Lowercase; the quicktour's NFD,
+    Lowercase, StripAccents; BERT's) as a function text -> (normalized text, starts, ends)
+    with the alignments as numpy arrays (None, None where they are the identity), or None
+    from it when a step changes lengths in a way it does not follow: the general path's _NS
+    then.  None for any other normalizer.
     The steps are _NS's, on arrays: a tuple per character made CLIP's encode no faster than
     tokenizers'."""
     steps: list = []
@@ -397,14 +432,27 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
             steps.append(("lower",))
             return True
         if t == "StripAccents":
-            steps.append(("strip_accents",))
+            steps.append(("filter", "mark"))
+            return True
+        if t == "BertNormalizer":  # as _bert, step by step
+            strip = sp.get("strip_accents")
+            lower = bool(sp.get("lowercase", True))
+            if sp.get("clean_text", True):
+                steps.extend((("filter", "bert_removed"), ("bert_spaces",)))
+            if sp.get("handle_chinese_chars", True):
+                steps.append(("cjk",))
+            if strip if strip is not None else lower:
+                steps.extend((("form", "NFD"), ("filter", "mn")))
+            if lower:
+                steps.append(("lower",))
             return True
         if t == "Replace" and isinstance(sp.get("content"), str):
             steps.append(("replace", _pattern_matcher(sp.get("pattern"), w), sp["content"]))
             return True
         return False
 
-    if not collect(spec, where) or not steps or all(st[0] == "form" for st in steps):
+    # (no step at all: a BertNormalizer with every option off, which leaves texts as they are)
+    if not collect(spec, where) or (steps and all(st[0] == "form" for st in steps)):
         return None
 
     def run(text: str):
@@ -432,14 +480,26 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
                 if int(counts.sum()) != len(low):
                     return None
                 text, at = low, np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-            elif kind == "strip_accents":  # as filter_out: the kept chars keep their alignments
-                if text.isascii():
+            elif kind == "filter":  # as filter_out: the kept chars keep their alignments
+                if st[1] != "bert_removed" and text.isascii():  # (marks are not ASCII)
                     continue
-                gone = [m.start() for m in _char_re("mark").finditer(text)]
-                if not gone:
+                gone = _char_positions(text, st[1])
+                if not len(gone):
                     continue
                 at = np.delete(np.arange(len(text), dtype=np.int64), gone)
-                text = _char_re("mark").sub("", text)
+                text = _without(text, gone)
+            elif kind == "bert_spaces":  # one for one: the alignments stay
+                text = _bert_spaces(text)
+                continue
+            elif kind == "cjk":  # as _bert: " c " all aligned like c
+                if text.isascii():
+                    continue
+                at_cjk = _char_positions(text, "cjk")
+                if not len(at_cjk):
+                    continue
+                n = len(text)
+                text, counts = _spaced(text, at_cjk)
+                at = np.repeat(np.arange(n, dtype=np.int64), counts)
             else:
                 _, matcher, content = st
                 if len(text) < 512:  # a prompt: numpy's per-call cost is more than the loop's
@@ -501,42 +561,92 @@ def _strip(ns: _NS, left: bool, right: bool) -> None:
     ns.align = align[i:j]
 
 
-_CHAR_RE: dict = {}
+# the measured character sets the normalizers remove or space out, by bit of _code_table
+_CHAR_BITS = {"bert_removed": 1 << 5, "mn": 1 << 6, "mark": 1 << 7, "cjk": 1 << 8, "bert_ws": 1 << 9}
+_CHARS_SET: set = set()  # the kinds whose bit is in the table
 
 
-def _char_re(kind: str):
-    """A one-character `regex` for a measured table (compiled on first use)."""
-    rx = _CHAR_RE.get(kind)
-    if rx is None:
-        cps = {"bert_removed": _BERT_REMOVED, "mn": _HF_MN, "mark": _HF_MARK,
-               "cjk": [c for lo, hi in _CJK_RANGES for c in (lo, hi)]}[kind]
-        if kind == "cjk":
-            body = "".join(f"\\U{lo:08X}-\\U{hi:08X}" for lo, hi in _CJK_RANGES)
-        else:
-            body = _class(cps)
-        rx = _CHAR_RE[kind] = re.compile(f"[{body}]")
-    return rx
+def _kind_cps(kind: str):
+    if kind == "cjk":
+        return (c for lo, hi in _CJK_RANGES for c in range(lo, hi + 1))
+    if kind == "bert_ws":
+        return iter(_WS | {9, 10, 13})
+    return iter({"bert_removed": _BERT_REMOVED, "mn": _HF_MN, "mark": _HF_MARK}[kind])
 
 
-_BERT_WS_MAP = None
+def _char_positions(text: str, kind: str):
+    """The indices (a numpy array) of text's characters in a measured set (_CHAR_BITS): a
+    lookup per code point in _code_table, ~10 us a 4 KB text, where a `re` class of the set
+    searched 40 (BertNormalizer's removed characters) to 420 (StripAccents' marks)."""
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return np.flatnonzero(_kind_table(kind)[codes] & _CHAR_BITS[kind])
+
+
+def _kind_table(kind: str):
+    """_code_table, with kind's bit in it."""
+    if kind not in _CHARS_SET:
+        import numpy as np
+
+        with _TABLE_LOCK:
+            if kind not in _CHARS_SET:
+                _code_table()[np.fromiter(_kind_cps(kind), dtype=np.int64)] |= _CHAR_BITS[kind]
+                _CHARS_SET.add(kind)
+    return _code_table()
+
+
+def _without(text: str, positions) -> str:
+    """text without the characters at positions (a numpy array)."""
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return np.delete(codes, positions).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _spaced(text: str, positions) -> tuple[str, Any]:
+    """text with a space before and after each character at positions (BertNormalizer's
+    handle_chinese_chars), and how many characters each one became (a numpy array)."""
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    counts = np.ones(len(codes), dtype=np.int64)
+    counts[positions] = 3
+    out = np.repeat(codes, counts)
+    first = np.cumsum(counts)[positions] - 3
+    out[first] = out[first + 2] = 32
+    return out.tobytes().decode("utf-32-le", "surrogatepass"), counts
+
+
+# ASCII's whitespace characters as spaces, for bytes.translate
+_BERT_WS_ASCII = bytes(32 if c in _WS or c in (9, 10, 13) else c for c in range(256))
+
+
+def _bert_spaces(text: str) -> str:
+    """BertNormalizer's clean_text: every whitespace character as a space (one for one).
+    str.translate with a dict made this step cost more than the whole C encode (120 us a 4 KB
+    multi-script text); bytes.translate and the table take 1 and 12."""
+    if text.isascii():
+        return text.encode("ascii").translate(_BERT_WS_ASCII).decode("ascii")
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    spaced = np.where(_kind_table("bert_ws")[codes] & _CHAR_BITS["bert_ws"], np.uint32(32), codes)
+    return spaced.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def _bert(ns: _NS, clean_text: bool, chinese: bool, strip_accents: bool | None, lowercase: bool) -> None:
-    global _BERT_WS_MAP
     if clean_text:
-        ns.filter_out(_char_re("bert_removed"))
-        if _BERT_WS_MAP is None:
-            _BERT_WS_MAP = {cp: " " for cp in _WS | {9, 10, 13}}
-        ns.same_length_map(ns.text.translate(_BERT_WS_MAP))
+        ns.filter_out("bert_removed")
+        ns.same_length_map(_bert_spaces(ns.text))
     if chinese:
         t = ns.text
         if not t.isascii():
-            regions = [(m.start(), m.end(), [(" ", 0), (m.group(), 1), (" ", 1)])
-                       for m in _char_re("cjk").finditer(t)]
+            regions = [(i, i + 1, [(" ", 0), (t[i], 1), (" ", 1)]) for i in _char_positions(t, "cjk").tolist()]
             ns.transform_regions(regions)
     if strip_accents if strip_accents is not None else lowercase:
         _unicode_nf(ns, "NFD")
-        ns.filter_out(_char_re("mn"))
+        ns.filter_out("mn")
     if lowercase:
         _lowercase(ns)
 
@@ -607,7 +717,7 @@ def _norm_steps(spec: Any, where: str = "normalizer", extended: bool = False) ->
         )
         return [lambda ns: _bert(ns, *args)]
     if t == "StripAccents" and extended:  # its marks are not BertNormalizer's (measured)
-        return [lambda ns: ns.filter_out(_char_re("mark"))]
+        return [lambda ns: ns.filter_out("mark")]
     if t == "Replace" and extended:
         pat = spec.get("pattern")
         content = spec.get("content")

@@ -516,13 +516,16 @@ class Tokenizer:
                 and len(meta.replacement) == 1):
             self._metaspace, self._meta_scheme = meta.replacement, meta.prepend_scheme
         chars = over_chars and (self._metaspace is not None or all(isinstance(op, _Step) for op in self._ops))
+        # a WordLevel model under split stages (or none): each piece looked up whole in C
+        word_level = (isinstance(self._model, WordLevelModel) and self._model._model is not None
+                      and all(isinstance(op, _Step) for op in self._ops))
         # one ByteLevel with split stages after it (Falcon: Punctuation, ByteLevel, Digits,
         # Split): those stages run in C over ByteLevel's characters, one per byte (+16), and
         # the model takes the pieces' bytes, as it does when ByteLevel comes last
         levels = [k for k, op in enumerate(self._ops) if isinstance(op, ByteLevelOp)]
         inner = (len(levels) == 1 and self._model.takes_bytes
                  and all(isinstance(op, _Step) for op in self._ops[levels[0] + 1:]))
-        if len(levels) > 1 or not (self._last_byte_level or chars or inner):
+        if len(levels) > 1 or not (self._last_byte_level or chars or inner or word_level):
             # two ByteLevels map the text twice: the general path (found by a review)
             return
         from .patterns import _scanner_dfa
@@ -580,6 +583,8 @@ class Tokenizer:
             self._drops_chars = model.unk_token is None and not (
                 model.byte_fallback and all(f"<0x{b:02X}>" in model.vocab for b in range(256)))
             encode_fn, words_fn = "hfb_encode_chars_split", "hfb_encode_chars_words"
+        elif word_level:
+            encode_fn, words_fn = "hfb_encode_wl", "hfb_encode_wl_words"
         else:
             encode_fn, words_fn = "hfb_encode", "hfb_encode_words"
         self._words_c = getattr(lib, words_fn)
@@ -698,10 +703,11 @@ class Tokenizer:
         return ids[:r].tolist(), st[:r].tolist(), en[:r].tolist()
 
     def _encode_segment(self, ns: _NS, c: int, d: int, base: int, ids: list, offs: list | None,
-                        words: list | None = None, w: int = 0) -> int:
+                        words: list | None = None, w: int = 0, strings: dict | None = None) -> int:
         """Tokens of ns.text[c:d] (a normalized part of the original text starting at base);
-        with words (a list), each token's word (the pieces numbered from w).  Returns the
-        number of the next piece."""
+        with words (a list), each token's word (the pieces numbered from w); with strings (a
+        dict), the token strings by position of a WordLevel model that gives an id to several
+        strings (tokenizers' token is the piece).  Returns the number of the next piece."""
         if self._stages is not None and not (words is not None and self._drops_chars):
             seg, k = self._with_prefix(ns.text[c:d], ns.align is None and base + c == 0)
             r = self._encode_c(seg, offs is not None, words is not None)
@@ -729,6 +735,8 @@ class Tokenizer:
         for p in self._pretokenize(piece):
             k = len(ids)
             self._model_tokens(p, ids, offs)
+            if strings is not None:
+                strings[k] = p.text if p.text in self._model.vocab else self._model.unk_token
             if words is not None:
                 words.extend([w] * (len(ids) - k))
             w += 1
@@ -745,6 +753,7 @@ class Tokenizer:
         ids: list[int] = []
         offs: list | None = [] if offsets else None
         matched: dict[int, str] = {}
+        strings = matched if isinstance(self._model, WordLevelModel) and self._model.shared_ids else None
         added = self._added
         segments = added.split(text, normalized=False) if added else [(0, len(text), None)]
         w = 0  # the next split's index
@@ -776,9 +785,9 @@ class Tokenizer:
                             words.append(w)
                         w += 1
                     else:
-                        w = self._encode_segment(ns, c, d, a, ids, offs, words, w)
+                        w = self._encode_segment(ns, c, d, a, ids, offs, words, w, strings)
             elif ns.text:
-                w = self._encode_segment(ns, 0, len(ns.text), a, ids, offs, words, w)
+                w = self._encode_segment(ns, 0, len(ns.text), a, ids, offs, words, w, strings)
         return ids, offs, matched
 
     def _chars_fast_tokens(self, seg: str, first: bool):
@@ -970,8 +979,6 @@ class Tokenizer:
         whose word ids and added tokens' strings it carries; None where the C path declines a
         segment.  Through the general path such a text ran at 1.1-1.7x tokenizers' speed (a
         Python step per token)."""
-        import numpy as np
-
         parts = self._added_parts(text)
         chars = self._chars_c is not None
         if chars:  # (no normalized added token: _chars_setup)
