@@ -121,7 +121,7 @@ def test_added_tokens_and_template():
 def test_vocabulary_records_and_ids():
     """Tokens holding "\\0" (the records take another control character as separator), tokens
     holding every ASCII control character (no separator: the general path), two strings with
-    one id, an empty vocabulary."""
+    one id, sparse ids, an empty vocabulary."""
     base = {"a": 0, "b": 1, "[UNK]": 2, "a\0b": 3, "x\ny": 4}
     controls = {f"<{chr(c)}>": 10 + c for c in [*range(32), 127]}
     for vocab in (base, {**base, **controls}, {"[UNK]": 0}):
@@ -139,6 +139,11 @@ def test_vocabulary_records_and_ids():
     for t in ["a b c d e", "c", "x d b"]:
         want, got = hf.encode(t), ours.encode(t)
         assert (got.ids, got.tokens, got.offsets, got.word_ids) == (want.ids, want.tokens, want.offsets, want.word_ids)
+    # sparse ids: the general path (the C path's token table is as long as the largest id)
+    js = json.dumps({"pre_tokenizer": {"type": "WhitespaceSplit"},
+                     "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "a": 2**31 - 1, "b": 5}, "unk_token": "[UNK]"}})
+    assert scantok.Tokenizer.from_str(js)._model._model is None
+    check(js, ["a b c", "b a"])
     js = json.dumps({"pre_tokenizer": {"type": "WhitespaceSplit"}, "model": {"type": "WordLevel", "vocab": {}}})
     ours = scantok.Tokenizer.from_str(js)
     assert ours.encode("").ids == []
@@ -181,6 +186,21 @@ def test_bert_normalizer_in_chains_over_bpe(chain):
     js = bert_bpe_file(rng, normalizers.Sequence(steps))
     tok = scantok.Tokenizer.from_str(js)
     assert tok._chain is not None and tok._whole_c
+    check(js, texts(rng, 30))
+
+
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_char_bpe_tokenizer(lowercase):
+    """tokenizers' CharBPETokenizer (GPT-1's layout): BertNormalizer, BertPreTokenizer, BPE over
+    characters with end_of_word_suffix "</w>" and BPEDecoder."""
+    from tokenizers import CharBPETokenizer
+
+    rng = random.Random(f"char bpe {lowercase}")
+    cb = CharBPETokenizer(unk_token="<unk>", lowercase=lowercase)
+    cb.train_from_iterator(texts(rng, 300), vocab_size=900, special_tokens=["<unk>"], show_progress=False)
+    js = cb._tokenizer.to_str()
+    tok = scantok.Tokenizer.from_str(js)
+    assert tok._whole_c and tok._words_c == tok._model._lib.hfb_encode_chars_words
     check(js, texts(rng, 30))
 
 

@@ -96,6 +96,12 @@ struct hfb_model {
     int fuse_unk, byte_fallback;
     const uint32_t *u8len; /* char mode: the UTF-8 length of every id's string (or NULL) */
     int cut_words;         /* char mode: pieces may be cut into words (hfb_set_chars) */
+    /* char mode with continuing_subword_prefix / end_of_word_suffix (hfb_set_char_affixes):
+       per slot of char_keys the ids of prefix + c, c + suffix and prefix + c + suffix
+       (UINT32_MAX: none), 3 a slot; the prefix's UTF-8 length; which affixes the model has */
+    uint32_t *char_aff;
+    uint32_t prefix_len;
+    int prefix_on, suffix_on;
     /* WordLevel (hfb_set_word_level): a piece's UTF-8 -> its id; the unknown token's id (-1:
        none, then a piece outside words makes the encode calls return HFB_SLOW) */
     vt_table *words;
@@ -208,6 +214,7 @@ void hfb_free(hfb_model *m) {
     free(m->premerge);
     free(m->char_keys);
     free(m->char_ids);
+    free(m->char_aff);
     vt_free(m->words);
     free(m);
 }
@@ -1208,8 +1215,9 @@ int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t
         while (keys[sl] != UINT32_MAX && keys[sl] != cps[i]) sl = (sl + 1) & (cap - 1);
         keys[sl] = cps[i], vals[sl] = ids[i]; /* a character listed twice: the last id */
     }
-    free(m->char_keys), free(m->char_ids);
+    free(m->char_keys), free(m->char_ids), free(m->char_aff);
     m->char_keys = keys, m->char_ids = vals, m->char_mask = cap - 1;
+    m->char_aff = NULL, m->prefix_on = m->suffix_on = 0, m->prefix_len = 0;
     m->byte_fallback = fallback != NULL;
     for (int b = 0; b < 256; b++) m->fallback[b] = fallback ? fallback[b] : -1;
     m->unk_id = unk_id;
@@ -1219,10 +1227,36 @@ int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t
     return 0;
 }
 
-static inline int64_t char_id(const hfb_model *m, uint32_t cp) {
+int hfb_set_char_affixes(hfb_model *m, const uint32_t *cps, const uint32_t *aff, size_t n, uint32_t prefix_len,
+                         int prefix_on, int suffix_on) {
+    if (!m->char_keys) return -2;
+    uint32_t *t = malloc((m->char_mask + 1) * 3 * sizeof *t);
+    if (!t) return -1;
+    for (size_t i = 0; i < (m->char_mask + 1) * 3; i++) t[i] = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t sl = char_slot(cps[i], m->char_mask);
+        while (m->char_keys[sl] != UINT32_MAX && m->char_keys[sl] != cps[i]) sl = (sl + 1) & m->char_mask;
+        if (m->char_keys[sl] != cps[i]) { /* not among hfb_set_chars' characters */
+            free(t);
+            return -2;
+        }
+        memcpy(t + 3 * sl, aff + 3 * i, 3 * sizeof *t);
+    }
+    free(m->char_aff);
+    m->char_aff = t, m->prefix_len = prefix_len, m->prefix_on = prefix_on != 0, m->suffix_on = suffix_on != 0;
+    m->cut_words = 0; /* a word's symbols depend on where it starts and ends */
+    return 0;
+}
+
+/* The id of code point cp's token, as the kind'th of its forms: 0 the character, 1 prefix + c,
+   2 c + suffix, 3 prefix + c + suffix; -1 when there is none. */
+static inline int64_t char_id(const hfb_model *m, uint32_t cp, unsigned kind) {
     for (size_t sl = char_slot(cp, m->char_mask);; sl = (sl + 1) & m->char_mask) {
         uint32_t k = m->char_keys[sl];
-        if (k == cp) return m->char_ids[sl];
+        if (k == cp) {
+            uint32_t v = kind ? m->char_aff[3 * sl + kind - 1] : m->char_ids[sl];
+            return v == UINT32_MAX ? -1 : (int64_t)v;
+        }
         if (k == UINT32_MAX) return -1;
     }
 }
@@ -1251,8 +1285,12 @@ static int64_t symbolize(const hfb_model *m, const uint8_t *data, size_t a, size
         uint32_t c0 = data[i], cp, l = c0 < 0x80 ? 1 : c0 < 0xE0 ? 2 : c0 < 0xF0 ? 3 : 4;
         cp = l == 1 ? c0 : l == 2 ? c0 & 0x1F : l == 3 ? c0 & 0x0F : c0 & 0x07;
         for (uint32_t j = 1; j < l; j++) cp = cp << 6 | (data[i + j] & 0x3F);
-        int64_t id = char_id(m, cp);
+        /* tokenizers' merge_word: the prefix before every character but the word's first, the
+           suffix after its last */
+        unsigned kind = (m->prefix_on && i > a) | (m->suffix_on && i + l == b) << 1;
+        int64_t id = char_id(m, cp, kind);
         int fb = !(id >= 0) && m->byte_fallback;
+        if (fb && kind) return -1; /* the bytes of the affixed string: the caller's path */
         for (uint32_t j = 0; fb && j < l; j++) fb = m->fallback[data[i + j]] >= 0;
         if (id >= 0) {
             if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len, unk = 0;
@@ -1311,7 +1349,15 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         for (int way = 0; way < 2; way++) {
             const cache_slot *h = &slot[way];
             if (h->klen == b - a && !((h->key[0] ^ key[0]) | (h->key[1] ^ key[1]) | (h->key[2] ^ key[2]))) {
-                for (uint32_t j = 0; j < h->nids; j++) ids[j] = h->ids[j], blen[j] = m->u8len[h->ids[j]];
+                uint32_t used = 0;
+                for (uint32_t j = 0; j < h->nids; j++) {
+                    /* a token after the first starts with the prefix's text, the last ends
+                       with the suffix's (its string is the merge of its symbols' strings) */
+                    uint32_t l = m->u8len[h->ids[j]], cut = j ? m->prefix_len : 0;
+                    ids[j] = h->ids[j], blen[j] = l > cut ? l - cut : 0, used += blen[j];
+                }
+                if (m->suffix_on && h->nids) /* the last one ends where the piece does */
+                    blen[h->nids - 1] = (uint32_t)(b - a) - (used - blen[h->nids - 1]);
                 return h->nids;
             }
         }
@@ -2226,7 +2272,7 @@ int hfb_set_word_level(hfb_model *m, const uint8_t *tokens, size_t nbytes, size_
     const uint8_t *p = tokens, *end = tokens + nbytes;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *e = memchr(p, sep, (size_t)(end - p));
-        if (!e) { /* fewer records than n */
+        if (!e || ids[i] > INT32_MAX) { /* fewer records than n, or an id vt_table cannot hold */
             vt_free(t);
             return -2;
         }

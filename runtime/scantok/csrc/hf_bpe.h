@@ -88,8 +88,8 @@ int hfb_set_windows(int on);
    costs a back-off). */
 void hfb_set_long_window(size_t chunk, size_t margin);
 void hfb_long_window_stats(size_t *pieces, size_t *failures);
-/* Char mode (a model whose symbols are characters, no prefix or suffix): the one-character
-   tokens (code point cps[i] has id ids[i]), fallback[256] the ids of the tokens <0x00>..<0xFF>
+/* Char mode (a model whose symbols are characters): the one-character tokens (code point
+   cps[i] has id ids[i], UINT32_MAX: none), fallback[256] the ids of the tokens <0x00>..<0xFF>
    (-1 missing) or NULL without byte_fallback, unk_id the unknown token's id (-1: none, -2:
    named but not in the vocabulary), fuse_unk; u8len (or NULL), the UTF-8 length of every id's
    string (pieces of up to 24 bytes are then kept in the cache's word table); cut_words (with
@@ -100,6 +100,16 @@ void hfb_long_window_stats(size_t *pieces, size_t *failures);
 int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
                   const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len,
                   int cut_words);
+/* Char mode with tokenizers' continuing_subword_prefix (prefix_on; prefix_len its UTF-8
+   length) and/or end_of_word_suffix (suffix_on), after hfb_set_chars, whose cps must list
+   every code point here (with id UINT32_MAX where the character alone is no token): aff[3 i
+   .. 3 i + 2] are the ids of prefix + c, c + suffix and prefix + c + suffix for c = cps[i]
+   (UINT32_MAX: none).  A piece's characters after its first take the prefix, its last the
+   suffix; a character whose such form is no token, in a model with byte_fallback, makes the
+   encode calls return HFB_SLOW (tokenizers falls back to the affixed string's bytes).  Turns
+   cut_words off.  Returns 0, -1 on out of memory, -2 when a code point is not hfb_set_chars'. */
+int hfb_set_char_affixes(hfb_model *m, const uint32_t *cps, const uint32_t *aff, size_t n, uint32_t prefix_len,
+                         int prefix_on, int suffix_on);
 /* Char mode: the tokens of one piece, the UTF-8 data[0:n] of a str (surrogatepass), as
    tokenizers' BPE: ids (room for n) and each token's offsets in characters of the piece
    (starts and ends may both be NULL: ids only); c
@@ -158,7 +168,8 @@ int64_t hfb_encode_chars_split(const hfb_model *m, hfb_cache *c, const hfb_stage
    vocabulary records in tokens[0:nbytes] (as hfb_vocab_lengths; record i has id ids[i]), else
    unk_id (-1: no unknown token, then the encode calls return HFB_SLOW for a text with a piece
    outside the vocabulary: tokenizers fails there).  Returns 0, -1 on out of memory, or -2
-   when tokens holds fewer than n records (the model is unchanged then). */
+   when tokens holds fewer than n records or an id is above INT32_MAX (the model is unchanged
+   then). */
 int hfb_set_word_level(hfb_model *m, const uint8_t *tokens, size_t nbytes, size_t n, uint8_t sep,
                        const uint32_t *ids, int64_t unk_id);
 /* hfb_encode_words for a WordLevel model (hfb_set_word_level): the stages, then one token a

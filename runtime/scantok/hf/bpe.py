@@ -150,6 +150,11 @@ class WordLevelModel(_ThreadCaches):
         import numpy as np
 
         ffi, lib = self._ffi, self._lib = nat
+        if self.vocab and max(self.vocab.values()) >= 2 * len(self.vocab) + 65536:
+            # sparse ids: the C path's encodings name their tokens through a list indexed by id
+            # (Tokenizer._token_table), as long as the largest id (found by a review: one id of
+            # 2e8 took 1.6 GB); the general path looks tokens up in a dict
+            return None
         # whitespace and control characters are tokens of some WordLevel files (a Split that
         # keeps them): any ASCII control character may separate the records
         rec = _records(self.vocab, _CONTROLS)
@@ -336,6 +341,12 @@ class BPEModel(_ThreadCaches):
 
                 ffi, lib = self._ffi, self._lib
                 ones = [(ord(t), i) for t, i in self.vocab.items() if len(t) == 1]
+                # continuing_subword_prefix / end_of_word_suffix: each character's affixed
+                # tokens (prefix + c, c + suffix, prefix + c + suffix), its row of aff
+                aff_of = self._char_affixes()
+                if aff_of:
+                    alone = dict(ones)
+                    ones = [(c, alone.get(c, 0xFFFFFFFF)) for c in sorted(set(alone) | set(aff_of))]
                 cps = np.array([c for c, _ in ones], dtype=np.uint32)
                 ids = np.array([i for _, i in ones], dtype=np.uint32)
                 fb = None
@@ -351,7 +362,8 @@ class BPEModel(_ThreadCaches):
                 # (found by a helper's campaign)
                 unk_ok = self._unk_id is not None and self.unk_token and not self.unk_token.endswith("\u2581")
                 nothing_dropped = unk_ok or (self.unk_token is None and fb is not None and bool((fb >= 0).all()))
-                cut = nothing_dropped and "\u2581" in self.vocab and not any(_INNER_SPACE.search(t) for t in self.vocab)
+                cut = (nothing_dropped and "\u2581" in self.vocab and self.prefix is None and self.suffix is None
+                       and not any(_INNER_SPACE.search(t) for t in self.vocab))
                 # every id's UTF-8 length: the word cache's hits give their tokens' offsets by it
                 u8len = np.zeros(max(self.vocab.values(), default=-1) + 1, dtype=np.uint32)
                 for t, i in self.vocab.items():
@@ -364,8 +376,33 @@ class BPEModel(_ThreadCaches):
                                      unk, int(self.fuse_unk), ffi.cast("uint32_t *", u8len.ctypes.data),
                                      int(cut)) < 0:
                     raise MemoryError
+                if self.prefix is not None or self.suffix is not None:
+                    none = (0xFFFFFFFF,) * 3
+                    aff = np.array([aff_of.get(c, none) for c, _ in ones], dtype=np.uint32).reshape(-1)
+                    self._chars_keep += (aff,)
+                    plen = len(self.prefix.encode("utf-8", "surrogatepass")) if self.prefix else 0
+                    if lib.hfb_set_char_affixes(self._model, ffi.cast("uint32_t *", cps.ctypes.data),
+                                                ffi.cast("uint32_t *", aff.ctypes.data), len(ones), plen,
+                                                int(self.prefix is not None), int(self.suffix is not None)) == -1:
+                        raise MemoryError
                 self._chars_set = True
         return True
+
+    def _char_affixes(self) -> dict[int, list[int]]:
+        """Code point -> ids of prefix + c, c + suffix, prefix + c + suffix (0xFFFFFFFF: no
+        such token), for each character one of them is a token of."""
+        p, q = self.prefix or "", self.suffix or ""
+        if not p and not q:
+            return {}
+        out: dict[int, list[int]] = {}
+        none = 0xFFFFFFFF
+        for t, i in self.vocab.items():
+            for k, (a, b) in enumerate(((p, ""), ("", q), (p, q))):
+                if (k != 1 and not p) or (k != 0 and not q):
+                    continue
+                if len(t) == len(a) + len(b) + 1 and t.startswith(a) and t.endswith(b):
+                    out.setdefault(ord(t[len(a)]), [none, none, none])[k] = i
+        return out
 
     def _tokenize_chars_c(self, text: str) -> list[tuple[int, int, int]] | None:
         """tokenize() of a long piece in C (hfb_tokenize_chars: the same tokens, long pieces

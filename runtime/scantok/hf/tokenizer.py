@@ -509,8 +509,7 @@ class Tokenizer:
         # a BPE over characters under split stages only (tokenizers' quicktour: Whitespace):
         # the same C path with each piece merged from its characters' tokens
         over_chars = (not self._last_byte_level and self._chars_c is None and bool(self._ops)
-                      and isinstance(self._model, BPEModel) and self._model.prefix is None
-                      and self._model.suffix is None and not self._model.ignore_merges)
+                      and isinstance(self._model, BPEModel) and not self._model.ignore_merges)
         meta = self._ops[0] if len(self._ops) == 1 else None
         if (over_chars and isinstance(meta, MetaspaceOp) and meta.step is not None and not self._norm
                 and len(meta.replacement) == 1):
