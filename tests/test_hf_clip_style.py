@@ -162,7 +162,8 @@ CHAIN_STEPS = [normalizers.NFC(), normalizers.NFD(), normalizers.NFKC(), normali
                normalizers.Replace("a", "AB"), normalizers.Replace(Regex("[0-9]"), "#"),
                normalizers.Replace("é", "e"), normalizers.Replace(Regex(r"\p{Mn}"), ""),
                normalizers.Replace(Regex("[a-c]{2,}"), "Z"), normalizers.Replace(Regex(r"\s{2,}"), "__"),
-               normalizers.StripAccents()]
+               normalizers.StripAccents(), normalizers.Strip(), normalizers.Strip(left=False),
+               normalizers.Prepend("▁"), normalizers.Prepend("x y"), normalizers.BertNormalizer()]
 
 
 def byte_level_file(rng: random.Random, steps: list) -> str:
@@ -186,10 +187,25 @@ def test_replace_of_runs(step):
     check(js, ["a  b", "abc  \n\n cab", "  lead", "trail \t ", "aabbcc  x"] + texts(rng, 10))
 
 
-@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("steps", [[normalizers.Strip()], [normalizers.Strip(right=False)],
+                                   [normalizers.Prepend("▁")],
+                                   [normalizers.Strip(), normalizers.Prepend("▁")],
+                                   [normalizers.Prepend(" "), normalizers.Strip(left=False)],
+                                   [normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip(), normalizers.Prepend("ab")]])
+def test_strip_and_prepend(steps):
+    """Strip (the kept characters keep their alignments) and Prepend (the prefix aligned like
+    the first character; Prepend("") is left out: tokenizers panics on it here)."""
+    rng = random.Random(f"strip prepend {steps}")
+    js = byte_level_file(rng, steps)
+    assert scantok.Tokenizer.from_str(js)._chain is not None
+    check(js, ["  lead", "trail \t ", "   ", "", " x ", "\u3000a\u00a0", "é  é"] + texts(rng, 10))
+
+
+@pytest.mark.parametrize("seed", range(16))
 def test_random_chains_on_a_byte_level_file(seed):
-    """Random sequences of forms, Replace (shrinking, growing, emptying) and Lowercase in front
-    of a GPT-2 style file: the arrays give tokenizers' offsets."""
+    """Random sequences of forms, Replace (shrinking, growing, emptying), Lowercase, Strip,
+    Prepend and BertNormalizer in front of a GPT-2 style file: the arrays give tokenizers'
+    offsets."""
     rng = random.Random(f"chain {seed}")
     steps = rng.sample(CHAIN_STEPS, rng.randint(1, 4))
     js = byte_level_file(rng, steps)

@@ -409,8 +409,8 @@ def _decomposed(text: str, form: str):
 
 
 def aligned_chain(spec: Any, where: str = "normalizer"):
-    """A normalizer whose steps are Unicode forms, Replace, Lowercase, StripAccents and
-    BertNormalizer (CLIP's: NFC, Replace of \\s+ by " ", Lowercase; the quicktour's NFD,
+    """A normalizer whose steps are Unicode forms, Replace, Lowercase, StripAccents, Strip,
+    Prepend and BertNormalizer (CLIP's: NFC, Replace of \\s+ by " ", Lowercase; the quicktour's NFD,
     Lowercase, StripAccents; BERT's) as a function text -> (normalized text, starts, ends)
     with the alignments as numpy arrays (None, None where they are the identity), or None
     from it when a step changes lengths in a way it does not follow: the general path's _NS
@@ -448,6 +448,14 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
             return True
         if t == "Replace" and isinstance(sp.get("content"), str):
             steps.append(("replace", _pattern_matcher(sp.get("pattern"), w), sp["content"]))
+            return True
+        if t == "Strip":
+            steps.append(("strip", bool(sp.get("strip_left", True)), bool(sp.get("strip_right", True))))
+            return True
+        if t == "Prepend" and isinstance(sp.get("prepend"), str) and sp["prepend"]:
+            # (Prepend(""): tokenizers' alignments break after it, and it panics on most texts;
+            # the general path keeps what it did there)
+            steps.append(("prepend", sp["prepend"]))
             return True
         return False
 
@@ -488,6 +496,20 @@ def aligned_chain(spec: Any, where: str = "normalizer"):
                     continue
                 at = np.delete(np.arange(len(text), dtype=np.int64), gone)
                 text = _without(text, gone)
+            elif kind == "strip":  # as _strip: the kept chars keep their alignments
+                n, i, j = len(text), 0, len(text)
+                while st[1] and i < n and ord(text[i]) in _WS:
+                    i += 1
+                while st[2] and j > i and ord(text[j - 1]) in _WS:
+                    j -= 1
+                if i == 0 and j == n:
+                    continue
+                text, at = text[i:j], np.arange(i, j, dtype=np.int64)
+            elif kind == "prepend":  # as _prepend: the prefix aligned like the first char
+                if not text:
+                    continue
+                at = np.concatenate([np.zeros(len(st[1]), dtype=np.int64), np.arange(len(text), dtype=np.int64)])
+                text = st[1] + text
             elif kind == "bert_spaces":  # one for one: the alignments stay
                 text = _bert_spaces(text)
                 continue
