@@ -17,7 +17,8 @@ file trained with tokenizers' default Metaspace (``metaspace_style``: split befo
 and CLIP's layout (``clip_style``: NFC, Replace, Lowercase; a Split's matches; ``</w>`` suffix);
 a WordLevel file (``wordlevel_style``: WhitespaceSplit) and BERT's normalizer and pre-tokenizer
 over WordLevel (``bert_wordlevel``) and over BPE (``bert_bpe``), and tokenizers' CharBPETokenizer
-(``charbpe_style``: the same with end_of_word_suffix "</w>", GPT-1's layout).  Timed text:
+(``charbpe_style``: the same with end_of_word_suffix "</w>", GPT-1's layout) and
+SentencePieceBPETokenizer (``spbpe_style``: NFKC, Metaspace, BPE over characters).  Timed text:
 ``--mb`` MB from the middle of each corpus (held out from training and from warming), and of
 each ``--unseen`` text (``bench/heldout.py``:
 vim's help files, the C headers, vim's tutors in 30 languages; in no corpus, used to tune
@@ -307,6 +308,17 @@ def charbpe_style_file(shared: Path, out: str) -> None:
     tok.save(out)
 
 
+def spbpe_style_file(shared: Path, out: str) -> None:
+    """tokenizers' SentencePieceBPETokenizer: NFKC, Metaspace (split, prefix "always"), BPE over
+    characters with "<unk>"; 32K tokens."""
+    from tokenizers import SentencePieceBPETokenizer
+
+    tok = SentencePieceBPETokenizer(unk_token="<unk>")
+    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    tok.train_from_iterator(texts, vocab_size=32_000, special_tokens=["<unk>"], show_progress=False)
+    tok.save(out)
+
+
 def llama2_style_file(shared: Path, out: str) -> None:
     """A Llama 2 / Mistral style file: BPE over characters with byte fallback, the normalizer
     Prepend("▁") + Replace(" ", "▁") and no pre-tokenizer (a document is one piece), 32K
@@ -376,10 +388,10 @@ def main(argv=None) -> int:
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
     ap.add_argument("--files", default="deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,sp_style,"
                     "gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
-                    "wordlevel_style,bert_wordlevel,bert_bpe,charbpe_style",
+                    "wordlevel_style,bert_wordlevel,bert_bpe,charbpe_style,spbpe_style",
                     help="tokenizer files to time: deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,"
                     "sp_style,gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
-                    "wordlevel_style,bert_wordlevel,bert_bpe,charbpe_style")
+                    "wordlevel_style,bert_wordlevel,bert_bpe,charbpe_style,spbpe_style")
     ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
                     + ",".join(LONG))
     args = ap.parse_args(argv)
@@ -404,7 +416,8 @@ def main(argv=None) -> int:
                  "wordlevel_style": os.path.join(tmp, "wordlevel_style.json"),
                  "bert_wordlevel": os.path.join(tmp, "bert_wordlevel.json"),
                  "bert_bpe": os.path.join(tmp, "bert_bpe.json"),
-                 "charbpe_style": os.path.join(tmp, "charbpe_style.json")}
+                 "charbpe_style": os.path.join(tmp, "charbpe_style.json"),
+                 "spbpe_style": os.path.join(tmp, "spbpe_style.json")}
         builders = {"prefix_style": prefix_style_file, "qwen_style": qwen_style_file,
                     "llama2_style": llama2_style_file, "sp_style": sentencepiece_style_file,
                     "gemma_style": lambda sh, out: sentencepiece_style_file(sh, out, "replace"),
@@ -413,7 +426,7 @@ def main(argv=None) -> int:
                     "metaspace_style": metaspace_style_file, "clip_style": clip_style_file,
                     "wordlevel_style": wordlevel_style_file, "bert_wordlevel": bert_style_file,
                     "bert_bpe": lambda sh, out: bert_style_file(sh, out, "BPE"),
-                    "charbpe_style": charbpe_style_file}
+                    "charbpe_style": charbpe_style_file, "spbpe_style": spbpe_style_file}
         for name, build in builders.items():
             if name in wanted:
                 build(args.shared, files[name])

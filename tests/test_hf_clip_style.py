@@ -282,3 +282,37 @@ def test_lowercase_agreement_set_is_every_code_point_where_python_differs():
     assert nz._LOWER_DIFF == want
     for text in ["ΑΣ Σ", "İx", "Straße", "ǅ", "ꞵ", "\U00016E40"]:
         assert nz._lower_text(text) == text.translate(table)
+
+
+@pytest.mark.parametrize("normalizer", [{"type": "Replace", "pattern": {"Regex": "."}, "content": "."},
+                                        {"type": "Sequence", "normalizers": [
+                                            {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                                             "strip_accents": None, "lowercase": True},
+                                            {"type": "Replace", "pattern": {"Regex": "[^\\x00-\\x7f]+"}, "content": ""}]}])
+@pytest.mark.parametrize("model", ["BPE", "WordLevel"])
+def test_a_surrogate_a_replace_takes_out_is_refused(normalizer, model):
+    """A lone surrogate that the normalizer would take out of the text: tokenizers refuses the
+    str before normalizing, so scantok raises too, in encode and both batch calls (found by a
+    helper's campaign: the chain's C path read the normalized text and gave ids)."""
+    alpha = sorted(pre_tokenizers.ByteLevel.alphabet())
+    spec = ({"type": "BPE", "vocab": {c: i for i, c in enumerate(alpha)}, "merges": []} if model == "BPE" else
+            {"type": "WordLevel", "vocab": {"[UNK]": 0, ".": 1}, "unk_token": "[UNK]"})
+    js = json.dumps({"normalizer": normalizer, "pre_tokenizer": {"type": "WhitespaceSplit"}, "model": spec})
+    ours, hf = scantok.Tokenizer.from_str(js), HFTokenizer.from_str(js)
+    assert ours._chain is not None
+    for text in ["\udfff", "a \ud800 b", "é\udc00"]:
+        with pytest.raises(TypeError):
+            hf.encode(text)
+        with pytest.raises(TypeError, match="surrogate"):
+            ours.encode(text)
+        for call in (ours.encode_batch, ours.encode_batch_fast):
+            with pytest.raises(TypeError, match="surrogate"):
+                call(["ok", text], num_threads=1)
+    assert ours.encode("é .").ids == hf.encode("é .").ids
+
+
+def test_a_replace_regex_outside_the_subset_is_named():
+    js = json.dumps({"normalizer": {"type": "Replace", "pattern": {"Regex": "x*"}, "content": "y"},
+                     "pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})
+    with pytest.raises(scantok.UnsupportedComponentError, match="normalizer: Replace regex: .*empty string"):
+        scantok.Tokenizer.from_str(js)

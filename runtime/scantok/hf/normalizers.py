@@ -761,7 +761,11 @@ def _pattern_matcher(pat: Any, where: str):
     if isinstance(pat, Mapping) and isinstance(pat.get("String"), str):
         return _Matcher(None, "", literal=pat["String"])
     if isinstance(pat, Mapping) and isinstance(pat.get("Regex"), str):
-        return _regex_matcher(pat["Regex"])
+        try:
+            return _regex_matcher(pat["Regex"])
+        except UnsupportedComponentError as e:  # (its message names a Split's regex)
+            msg = str(e).removeprefix("Split regex: ")
+            raise UnsupportedComponentError(f"{where}: Replace regex: {msg}") from None
     raise WordLevelError(f"{where}: pattern must be {{'String': ...}} or {{'Regex': ...}}")
 
 

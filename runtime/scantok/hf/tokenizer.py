@@ -500,9 +500,9 @@ class Tokenizer:
         # ByteLevel(add_prefix_space) alone: every text the batch path takes whole is one piece
         # before the regex, so its prefix space is a space put before the text (ids only)
         self._prefix_space = False
-        # Metaspace(split=True) alone over a model of characters, no normalizer: its
-        # replacement character; the text the stages read has its spaces replaced and the
-        # prefix put before it (_with_prefix), the split runs as a C stage (MergedWithNext)
+        # Metaspace(split=True) alone over a model of characters: its replacement character;
+        # the text the stages read has its spaces replaced and the prefix put before it
+        # (_with_prefix), the split runs as a C stage (MergedWithNext)
         self._metaspace: str | None = None
         self._drops_chars = False
         self._chars_c = self._chars_setup()
@@ -511,8 +511,11 @@ class Tokenizer:
         over_chars = (not self._last_byte_level and self._chars_c is None and bool(self._ops)
                       and isinstance(self._model, BPEModel) and not self._model.ignore_merges)
         meta = self._ops[0] if len(self._ops) == 1 else None
-        if (over_chars and isinstance(meta, MetaspaceOp) and meta.step is not None and not self._norm
-                and len(meta.replacement) == 1):
+        # under a normalizer (tokenizers' SentencePieceBPETokenizer: NFKC) too, but for the
+        # scheme "first", which asks whether a piece starts the original text: a normalizer
+        # that deletes the text's first characters moves that start on (_first_scheme)
+        if (over_chars and isinstance(meta, MetaspaceOp) and meta.step is not None and len(meta.replacement) == 1
+                and (not self._norm or meta.prepend_scheme != "first")):
             self._metaspace, self._meta_scheme = meta.replacement, meta.prepend_scheme
         chars = over_chars and (self._metaspace is not None or all(isinstance(op, _Step) for op in self._ops))
         # a WordLevel model under split stages (or none): each piece looked up whole in C
@@ -961,6 +964,10 @@ class Tokenizer:
         """_encode_whole under _chain's normalizer: the text normalized with its alignments as
         arrays, then the C path over it (each token's offsets mapped back); None where the
         chain declines or a normalized added token occurs in the normalized text."""
+        # a lone surrogate: tokenizers refuses the str before normalizing it, where a Replace
+        # (or BertNormalizer) could take it out of the text the C path reads (found by a
+        # helper's campaign: "\udfff" under Replace(".", ".") gave ids)
+        _check_text(text, "")
         r = self._chain(text)
         if r is None:
             return None
@@ -1540,6 +1547,8 @@ class Tokenizer:
             if self._nf_unchanged is not None:
                 norm = [t if self._nf_unchanged(t) else self._normalize_str(t) for t in texts]
             else:
+                for t in texts:  # (as _encode_chained: before a Replace can take a surrogate out)
+                    _check_text(t, "")
                 norm = [self._normalize_str(t) for t in texts]
                 norm = [t if n == t else n for t, n in zip(texts, norm)]
             out: list = [None] * len(texts)
