@@ -316,3 +316,51 @@ def test_a_replace_regex_outside_the_subset_is_named():
                      "pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})
     with pytest.raises(scantok.UnsupportedComponentError, match="normalizer: Replace regex: .*empty string"):
         scantok.Tokenizer.from_str(js)
+
+
+# characters whose forms interact: marks of several classes, Hangul jamo, ccc-0 vowel signs that
+# compose (U+0B3E), compatibility characters, singletons
+_FORM_CHARS = (list("aeoAE cnk") + [chr(c) for c in range(0x300, 0x318)]
+               + ["\u05b0", "\u05b4", "\u0651", "\u064e", "\u093c", "\u0f71", "\u0f73", "\u1dc0", "\u20d0", "\u0344",
+                  "\u0b3e", "\u0b47", "\u0bbe", "\u1161", "\u11a8", "\u3099", "\u309a", "é", "Å", "ǅ", "ǆ", "가",
+                  "각", "ᄀ", "ᅡ", "ᆨ", "ﬁ", "Ⅻ", "①", "ｶ", "ﾞ", "か", "，", "\u00a0", "…", "²", "\u212b", "\u2126",
+                  "\u1e9b", "ệ", "ß", "\u3300", "中"])
+
+
+def _regions_step(text: str, form: str):
+    """_nf_step by its regions alone (the reference the array paths are checked against)."""
+    import numpy as np
+    from scantok.hf.normalizers import _freeze, _nf_regions
+
+    parts, idx, pos = [], [], 0
+    for a, b, dest in _nf_regions(text, form, _freeze(form)):
+        parts.append(text[pos:a])
+        idx.append(np.arange(pos, a))
+        off, here = a, []
+        for ch, change in dest:
+            here.append(off - 1 if change > 0 else off)
+            off += 0 if change > 0 else 1 - change
+            parts.append(ch)
+        idx.append(np.array(here, dtype=np.int64))
+        pos = b
+    parts.append(text[pos:])
+    idx.append(np.arange(pos, len(text)))
+    return "".join(parts), np.concatenate(idx)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_FORM_CHARS) | st.characters(exclude_categories=("Cs",)), min_size=1,
+               max_size=24))
+def test_forms_by_arrays_equal_their_regions(text):
+    """_decomposed (NFD, NFKD) and _composed (NFC, NFKC): where they answer, the same text and
+    alignment as the regions (tokenizers' transform, checked against tokenizers elsewhere)."""
+    import numpy as np
+    from scantok.hf.normalizers import _composed, _decomposed, _has_frozen
+
+    for form in ("NFD", "NFKD", "NFC", "NFKC"):
+        if text.isascii() or _has_frozen(form, text):
+            continue
+        got = (_decomposed if form in ("NFD", "NFKD") else _composed)(text, form)
+        if got is not None:
+            want = _regions_step(text, form)
+            assert got[0] == want[0] and np.array_equal(got[1], want[1]), form
