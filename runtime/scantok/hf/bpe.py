@@ -381,10 +381,13 @@ class BPEModel(_ThreadCaches):
                     aff = np.array([aff_of.get(c, none) for c, _ in ones], dtype=np.uint32).reshape(-1)
                     self._chars_keep += (aff,)
                     plen = len(self.prefix.encode("utf-8", "surrogatepass")) if self.prefix else 0
-                    if lib.hfb_set_char_affixes(self._model, ffi.cast("uint32_t *", cps.ctypes.data),
-                                                ffi.cast("uint32_t *", aff.ctypes.data), len(ones), plen,
-                                                int(self.prefix is not None), int(self.suffix is not None)) == -1:
+                    rc = lib.hfb_set_char_affixes(self._model, ffi.cast("uint32_t *", cps.ctypes.data),
+                                                  ffi.cast("uint32_t *", aff.ctypes.data), len(ones), plen,
+                                                  int(self.prefix is not None), int(self.suffix is not None))
+                    if rc == -1:
                         raise MemoryError
+                    if rc != 0:  # (cps lists every affixed character: cannot happen)
+                        raise RuntimeError("scantok: hfb_set_char_affixes refused the character table")
                 self._chars_set = True
         return True
 
