@@ -931,6 +931,9 @@ MINIMAL = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges"
     ({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}}, "must be an integer"),
     ({"added_tokens": [{"id": 5}]}, "content"),
     ({"model": None}, "missing 'model'"),
+    ({"model": {"type": "WordLevel", "vocab": {"a": 0}}}, "missing field 'unk_token'"),
+    ({"model": {"type": "BPE", "vocab": {"a": 0, "\ud800": 1}, "merges": []}}, "lone surrogate in model.vocab"),
+    ({"added_tokens": [{"id": 5, "content": "\udc00", "special": True}]}, "lone surrogate in added_tokens"),
 ])
 def test_bad_files(patch, message):
     obj = {**MINIMAL, **patch}
@@ -944,10 +947,16 @@ def test_unsupported_is_typed():
     assert scantok.UnsupportedComponentError is UnsupportedComponentError
 
 
-@pytest.mark.parametrize("data", ["", "{", "[]", "null", b"\xff\xfe", '{"model": 1}'])
+@pytest.mark.parametrize("data", ["", "{", "[]", "null", b"\xff\xfe", '{"model": 1}',
+                                  json.dumps(MINIMAL, ensure_ascii=False).replace('"a"', '"\ud800"').encode(
+                                      "utf-8", "surrogatepass")])
 def test_not_json(data):
+    """As tokenizers refuses them (json.loads would take a lone surrogate's escape, and the
+    bytes of one: it decodes bytes with surrogatepass)."""
     with pytest.raises(HFError):
         scantok.Tokenizer.from_str(data)
+    with pytest.raises(Exception):
+        HFTokenizer.from_str(data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else data)
 
 
 def test_bad_path_names_file(tmp_path):

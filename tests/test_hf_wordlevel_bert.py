@@ -144,7 +144,8 @@ def test_vocabulary_records_and_ids():
                      "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "a": 2**31 - 1, "b": 5}, "unk_token": "[UNK]"}})
     assert scantok.Tokenizer.from_str(js)._model._model is None
     check(js, ["a b c", "b a"])
-    js = json.dumps({"pre_tokenizer": {"type": "WhitespaceSplit"}, "model": {"type": "WordLevel", "vocab": {}}})
+    js = json.dumps({"pre_tokenizer": {"type": "WhitespaceSplit"},
+                     "model": {"type": "WordLevel", "vocab": {}, "unk_token": "[UNK]"}})
     ours = scantok.Tokenizer.from_str(js)
     assert ours.encode("").ids == []
     with pytest.raises(WordLevelError):

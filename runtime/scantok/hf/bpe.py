@@ -131,7 +131,9 @@ class WordLevelModel(_ThreadCaches):
 
     def __init__(self, spec: Mapping, where: str = "model"):
         self.vocab = _check_vocab(spec.get("vocab"), where)
-        self.unk_token = spec.get("unk_token", "<unk>")
+        if "unk_token" not in spec:  # as tokenizers, which has no default for it here
+            raise HFError(f"{where}: missing field 'unk_token' (WordLevel)")
+        self.unk_token = spec["unk_token"]
         if not isinstance(self.unk_token, str):
             raise HFError(f"{where}.unk_token must be a string")
         self.inv = {i: t for t, i in self.vocab.items()}

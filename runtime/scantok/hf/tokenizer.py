@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import os
 import struct
 import sys
@@ -335,12 +336,48 @@ def _encode_input(item, pretokenized: bool) -> tuple:
 
 def _json_obj(data: str | bytes) -> dict:
     try:
+        if isinstance(data, (bytes, bytearray)) and not data.isascii():
+            data.decode("utf-8")  # strict: json.loads decodes bytes with surrogatepass
         obj = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise HFError(f"not valid JSON: {e}") from None
     if not isinstance(obj, dict):
         raise HFError("tokenizer.json must hold a JSON object")
+    # a lone surrogate (an escape such as "\ud800" without its pair, or, in a str, the
+    # character itself): tokenizers' JSON reader refuses the file, where json.loads keeps it
+    if re.search(r"\\u[dD][89a-fA-F]" if isinstance(data, str) else rb"\\u[dD][89a-fA-F]", data) or (
+            isinstance(data, str) and not data.isascii() and _has_surrogate(data)):
+        where = _surrogate_path(obj, "")
+        if where is not None:
+            raise HFError(f"not valid JSON: a lone surrogate in {where or 'the file'}")
     return obj
+
+
+def _has_surrogate(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _surrogate_path(obj, path: str) -> str | None:
+    """Where in a loaded JSON value a string (a key or a value) holds a lone surrogate."""
+    if isinstance(obj, str):
+        return path if _has_surrogate(obj) else None
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if _has_surrogate(k):
+                return f"{path}: the key {k!r}"
+            p = _surrogate_path(v, f"{path}.{k}" if path else k)
+            if p is not None:
+                return p
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            p = _surrogate_path(v, f"{path}[{i}]")
+            if p is not None:
+                return p
+    return None
 
 
 class Tokenizer:
