@@ -709,8 +709,12 @@ def _bert(ns: _NS, clean_text: bool, chinese: bool, strip_accents: bool | None, 
     if chinese:
         t = ns.text
         if not t.isascii():
-            regions = [(i, i + 1, [(" ", 0), (t[i], 1), (" ", 1)]) for i in _char_positions(t, "cjk").tolist()]
-            ns.transform_regions(regions)
+            at = _char_positions(t, "cjk")
+            if not ns.track:  # the text only: one pass (a region per ideograph cost more than the encode)
+                if len(at):
+                    ns.text = _spaced(t, at)[0]
+            else:
+                ns.transform_regions([(i, i + 1, [(" ", 0), (t[i], 1), (" ", 1)]) for i in at.tolist()])
     if strip_accents if strip_accents is not None else lowercase:
         _unicode_nf(ns, "NFD")
         ns.filter_out("mn")
