@@ -106,6 +106,7 @@ struct hfb_model {
        none, then a piece outside words makes the encode calls return HFB_SLOW) */
     vt_table *words;
     int64_t word_unk;
+    int word_wsplit; /* the pieces are WhitespaceSplit's: vt_encode_wsplit's fused loop */
     uint64_t generation; /* changes with every build step: caches of an older model are void */
 };
 
@@ -2288,11 +2289,24 @@ int hfb_set_word_level(hfb_model *m, const uint8_t *tokens, size_t nbytes, size_
     return 0;
 }
 
+int hfb_set_word_wsplit(hfb_model *m, int on) {
+    int was = m->word_wsplit;
+    m->word_wsplit = on != 0;
+    return was;
+}
+
 /* One token a piece: no merge, no cache, so no per-thread state but the scratch. */
 static int64_t encode_wl_text(const hfb_model *m, const hfb_stages *ss, const uint8_t *data, size_t n,
                               uint32_t *ids, uint32_t *starts, uint32_t *ends, uint32_t *words, scratch *s) {
     if (!m->words) return HFB_SLOW;
     if (!n) return 0;
+    if (m->word_wsplit) { /* ids < 2**31 (hfb_set_word_level): int32_t and uint32_t alike */
+        int64_t k = vt_encode_wsplit(m->words, data, n, (int32_t)m->word_unk, (int32_t *)ids, starts, ends, 1);
+        if (k == INT64_MIN) return HFB_NOMEM;
+        if (k < 0) return HFB_SLOW; /* no unknown token: tokenizers fails, the caller raises */
+        for (int64_t i = 0; words && i < k; i++) words[i] = (uint32_t)i;
+        return k;
+    }
     uint32_t *pieces;
     int ascii;
     int64_t k = pieces_of(ss, data, n, starts != NULL, s, &pieces, &ascii);

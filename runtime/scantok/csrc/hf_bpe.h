@@ -172,6 +172,11 @@ int64_t hfb_encode_chars_split(const hfb_model *m, hfb_cache *c, const hfb_stage
    then). */
 int hfb_set_word_level(hfb_model *m, const uint8_t *tokens, size_t nbytes, size_t n, uint8_t sep,
                        const uint32_t *ids, int64_t unk_id);
+/* WordLevel: whether the encode calls split on White_Space themselves (vt_encode_wsplit's
+   fused scan and lookup, tested equal to the whitespace_split scanner) and ignore the stages
+   they are given: for a pre-tokenizer that is WhitespaceSplit alone.  Returns the previous
+   setting. */
+int hfb_set_word_wsplit(hfb_model *m, int on);
 /* hfb_encode_words for a WordLevel model (hfb_set_word_level): the stages, then one token a
    piece.  HFB_SLOW when the model is not WordLevel or a piece has no token. */
 int64_t hfb_encode_wl_words(const hfb_model *m, hfb_cache *c, const hfb_stages *st, const uint8_t *data,

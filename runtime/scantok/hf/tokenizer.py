@@ -624,6 +624,12 @@ class Tokenizer:
             encode_fn, words_fn = "hfb_encode_chars_split", "hfb_encode_chars_words"
         elif word_level:
             encode_fn, words_fn = "hfb_encode_wl", "hfb_encode_wl_words"
+            # WhitespaceSplit alone (the common WordLevel file): the scan fused with the lookups,
+            # as scantok.WordLevel runs it (4.7 ms for 1 MB of 4 KB documents against 7.7
+            # through the stage)
+            op = self._ops[0] if len(self._ops) == 1 else None
+            lib.hfb_set_word_wsplit(self._model._model, int(
+                op is not None and op.keeps_matches_only and op.matcher.scanner == "whitespace_split"))
         else:
             encode_fn, words_fn = "hfb_encode", "hfb_encode_words"
         self._words_c = getattr(lib, words_fn)
