@@ -146,6 +146,21 @@ def run_scantok(path: str, docs: list[str], warm: list[str]) -> dict:
     return {"fast": fast, "fast_ids": fast_ids, "encode": enc, "digest": h}
 
 
+def training_texts(shared: Path) -> list[str]:
+    """The text the bench's files are trained on: the first 1 MB of each corpus (the timed
+    text comes from their middles)."""
+    return [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+
+
+def bert_template(tok):
+    """BERT's template ([CLS] $A [SEP], pairs with type 1), as tokenizers' quicktour sets it."""
+    from tokenizers import processors
+
+    return processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+
+
 def byte_level_file(shared: Path, out: str, pre_tokenizer, normalizer=None) -> None:
     """A byte-level BPE file (ByteLevel decoder and post-processor) with the pre-tokenizer and
     normalizer given, 32K tokens trained here with tokenizers on the first 1 MB of each corpus."""
@@ -157,7 +172,7 @@ def byte_level_file(shared: Path, out: str, pre_tokenizer, normalizer=None) -> N
     tok.pre_tokenizer = pre_tokenizer
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=["<|endoftext|>"], show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer)
@@ -210,7 +225,7 @@ def metaspace_style_file(shared: Path, out: str) -> None:
     tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     special = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
     trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=special, show_progress=False, limit_alphabet=1000)
     tok.train_from_iterator(texts, trainer)
@@ -232,7 +247,7 @@ def clip_style_file(shared: Path, out: str) -> None:
     tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(CLIP_PAT), "removed", invert=True),
                                                  pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=["<|startoftext|>", "<|endoftext|>"],
                                   show_progress=False, end_of_word_suffix="</w>",
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
@@ -247,17 +262,15 @@ def quicktour_style_file(shared: Path, out: str) -> None:
     """tokenizers' quicktour: BPE over characters with an unknown token ("[UNK]"), the
     Whitespace pre-tokenizer and a BERT-like template, 30K tokens trained here with tokenizers on
     the first 1 MB of each corpus."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE(unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     trainer = trainers.BpeTrainer(vocab_size=30_000, special_tokens=["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"],
                                   show_progress=False)
     tok.train_from_iterator(texts, trainer)
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    tok.post_processor = bert_template(tok)
     tok.save(out)
 
 
@@ -268,7 +281,7 @@ def wordlevel_style_file(shared: Path, out: str) -> None:
 
     tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     trainer = trainers.WordLevelTrainer(vocab_size=50_000, special_tokens=["[UNK]"], show_progress=False)
     tok.train_from_iterator(texts, trainer)
     tok.save(out)
@@ -278,7 +291,7 @@ def bert_style_file(shared: Path, out: str, model: str = "WordLevel") -> None:
     """BERT's normalizer and pre-tokenizer (BertNormalizer: clean text, CJK spaced, accents
     stripped, lowercase; BertPreTokenizer) and its template, over a WordLevel model (30K words)
     or (``model="BPE"``) a BPE over characters with "[UNK]" (30K tokens)."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     special = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
     if model == "BPE":
@@ -289,11 +302,9 @@ def bert_style_file(shared: Path, out: str, model: str = "WordLevel") -> None:
         trainer = trainers.WordLevelTrainer(vocab_size=30_000, special_tokens=special, show_progress=False)
     tok.normalizer = normalizers.BertNormalizer()
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     tok.train_from_iterator(texts, trainer)
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    tok.post_processor = bert_template(tok)
     tok.save(out)
 
 
@@ -303,7 +314,7 @@ def charbpe_style_file(shared: Path, out: str) -> None:
     from tokenizers import CharBPETokenizer
 
     tok = CharBPETokenizer(unk_token="<unk>", lowercase=True)
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     tok.train_from_iterator(texts, vocab_size=30_000, special_tokens=["<unk>"], show_progress=False)
     tok.save(out)
 
@@ -314,7 +325,7 @@ def spbpe_style_file(shared: Path, out: str) -> None:
     from tokenizers import SentencePieceBPETokenizer
 
     tok = SentencePieceBPETokenizer(unk_token="<unk>")
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     tok.train_from_iterator(texts, vocab_size=32_000, special_tokens=["<unk>"], show_progress=False)
     tok.save(out)
 
@@ -329,7 +340,7 @@ def llama2_style_file(shared: Path, out: str) -> None:
     tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
                                      decoders.Strip(" ", 1, 0)])
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     special = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
     trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=special, show_progress=False, limit_alphabet=1000)
     tok.train_from_iterator([t[i:i + DOC] for t in texts for i in range(0, len(t), DOC)], trainer)
@@ -346,7 +357,7 @@ def sentencepiece_style_file(shared: Path, out: str, layout: str = "legacy") -> 
 
     tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
-    texts = [(shared / "corpus" / f"{c}.txt").read_text(encoding="utf-8")[:1_000_000] for c in CORPORA]
+    texts = training_texts(shared)
     special = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
     trainer = trainers.BpeTrainer(vocab_size=32_000, special_tokens=special, show_progress=False, limit_alphabet=1000)
     tok.train_from_iterator([t[i:i + DOC] for t in texts for i in range(0, len(t), DOC)], trainer)

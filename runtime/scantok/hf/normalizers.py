@@ -647,8 +647,16 @@ def _char_positions(text: str, kind: str):
     searched 40 (BertNormalizer's removed characters) to 420 (StripAccents' marks)."""
     import numpy as np
 
+    if kind == "bert_removed" and text.isascii():  # most texts: their ASCII controls, by bytes
+        data = text.encode("ascii")
+        if len(data.translate(None, _ASCII_REMOVED)) == len(data):
+            return np.empty(0, dtype=np.intp)
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     return np.flatnonzero(_kind_table(kind)[codes] & _CHAR_BITS[kind])
+
+
+# BertNormalizer's removed characters below 0x80, for bytes.translate's delete
+_ASCII_REMOVED = bytes(c for c in range(128) if c in _BERT_REMOVED)
 
 
 def _kind_table(kind: str):
