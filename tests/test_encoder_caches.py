@@ -118,6 +118,44 @@ def test_freed_table_cache_is_never_reused():
         gc.collect()
 
 
+def test_freed_table_cache_memory_is_taken_cleared():
+    """A thread's caches of a freed table are the ones the next table takes (no new memory:
+    16 MiB mapped anew is faulted in page by page, tens of ms on a VM), cleared: the piece
+    cache, the long-piece store and its hints give the new table's ids, never the old one's."""
+    import tiktoken
+    from scantok._native import lib
+
+    pat = scantok.get_encoding("r50k_base")._pat_str
+    rng = random.Random(7)
+    # short pieces (the piece cache), long ones (the store) and short pieces of more than three
+    # tokens (hints into the store)
+    text = " ".join("".join(rng.choice("abc") for _ in range(rng.randint(1, 60))) for _ in range(3000))
+    errors: list[BaseException] = []
+    allocs: list[int] = []
+
+    def work():
+        try:
+            for order in range(8):
+                ranks = _custom_ranks(order)
+                mine = scantok.Encoding(f"custom{order}", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+                ref = tiktoken.Encoding(f"custom{order}", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+                for _ in range(2):  # cold, then every piece from the caches
+                    same(mine.encode_ordinary(text), ref.encode_ordinary(text), text)
+                allocs.append(lib.bpe_piece_cache_allocs())
+                del mine
+                gc.collect()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=work)  # a thread of its own: no cache of an earlier test
+    t.start()
+    t.join()
+    assert not errors, errors
+    # the first table allocated this thread's caches; the seven after it took them over (the
+    # count is process-wide, and no other thread encodes meanwhile)
+    assert allocs[-1] == allocs[0], allocs
+
+
 def test_threads_have_their_own_caches():
     """Threads encoding different texts at once, each with a cold cache, then warm."""
     enc, ref = scantok.get_encoding("o200k_base"), tiktoken_encoding("o200k_base")

@@ -649,6 +649,38 @@ def test_batches_reuse_the_process_pool(deepseek, monkeypatch):
     assert ours._threads(64) == 2 and ours._threads(None) == 2 and ours._threads(1) == 1
 
 
+def test_freed_tokenizers_caches_are_taken_cleared(gpt2_style, llama3_style):
+    """The piece cache of a freed tokenizer (8 MiB a thread) is kept and taken by the next one
+    (memory already mapped), cleared: tokenizers with other merges, made and freed in turn on
+    one thread, give their own ids, and after the first no cache is allocated."""
+    import gc
+
+    from scantok._native import lib
+
+    files = [gpt2_style.to_str(), llama3_style.to_str()] * 3
+    texts = ["héllo wörld, 你好 1234 " * 20 + " ".join(_letters(i, 9) for i in range(300))]
+    errors: list[BaseException] = []
+    allocs: list[int] = []
+
+    def work():
+        try:
+            for s in files:
+                ours, hf = scantok.Tokenizer.from_str(s), HFTokenizer.from_str(s)
+                for _ in range(2):  # cold, then from the cache
+                    assert fast_ids(ours, texts, num_threads=1) == [e.ids for e in hf.encode_batch(texts)]
+                allocs.append(lib.hfb_cache_allocs())
+                del ours
+                gc.collect()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert not errors, errors
+    assert allocs[-1] == allocs[0], allocs
+
+
 def test_byte_level_decode_kept_per_id(deepseek, gpt2_style):
     """With a ByteLevel decoder alone, decode joins each id's bytes, made once per id and kept:
     HF's text for special and unknown ids (skipped or not), numpy ints, a character split

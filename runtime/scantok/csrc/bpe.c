@@ -69,6 +69,7 @@ struct bpe_table {
     size_t sp_blob_len;
     struct premerge_tables *premerge; /* see premerge_of: made on first use, then read-only */
     uint64_t uid; /* unique per table in this process (keys the per-thread piece caches) */
+    struct table_life *life; /* shared with the threads' caches of this table (NULL: none) */
     int borrowed; /* the arrays above sp_* live in a caller's image (bpe_table_from_image) */
 };
 
@@ -166,6 +167,25 @@ static uint64_t new_uid(void) {
     return __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
 }
 
+/* Whether a table is still alive, as its threads' caches see it (cache_for): a cache of a
+   freed table is the first one a thread reuses, memory already mapped, where a new one is
+   faulted in page by page (16 MiB: 30-70 ms of system time on this VM, inside the first batch
+   a pool thread runs for each new table). One reference for the table, one per cache. */
+typedef struct table_life {
+    int alive;
+    int refs;
+} table_life;
+
+static table_life *life_new(void) {
+    table_life *l = malloc(sizeof *l);
+    if (l) l->alive = 1, l->refs = 1;
+    return l;
+}
+
+static void life_release(table_life *l) {
+    if (l && __atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) == 0) free(l);
+}
+
 static int dec_reserve(bpe_table *t, uint32_t id) {
     if (id < t->dec_n) return 0;
     uint32_t nn = t->dec_n ? t->dec_n : 256;
@@ -200,6 +220,10 @@ static void *alloc_slots(size_t size) {
 
 void bpe_table_free(bpe_table *t) {
     if (!t) return;
+    if (t->life) {
+        __atomic_store_n(&t->life->alive, 0, __ATOMIC_RELEASE);
+        life_release(t->life);
+    }
     if (!t->borrowed) {
         free(t->slots);
         free(t->pair2);
@@ -229,6 +253,7 @@ bpe_table *bpe_table_new(const uint8_t *blob, const uint32_t *offs, const uint32
     t = calloc(1, sizeof *t);
     if (!t) goto fail;
     t->uid = new_uid();
+    t->life = life_new(); /* NULL: its caches are never taken for dead */
     for (int b = 0; b < 256; b++) t->byte_rank[b] = NONE;
     t->pair2 = malloc(65536 * sizeof *t->pair2);
     if (!t->pair2) goto fail;
@@ -576,8 +601,9 @@ __attribute__((target("avx2"))) static inline size_t argmin_avx2(const uint32_t 
      without spaces (CJK, code, random text) repeat their merges across pieces.
    Each thread keeps one pair of caches per table (the last PC_SLOTS tables it used), so
    consecutive calls and the documents of a batch share them; a table's uid (never reused)
-   tells its caches apart from a freed table's. Both are 2-way set associative, one set per
-   64-byte line, the most recently used entry first.
+   tells its caches apart from a freed table's, whose memory a new table takes first, cleared
+   (see table_life). Both are 2-way set associative, one set per 64-byte line, the most
+   recently used entry first.
 
    The piece cache is what makes recurring text cheap: it is large enough to hold the working
    set of a corpus (English prose has ~50K distinct pieces in 4 MB, code ~25K), so a piece
@@ -644,6 +670,7 @@ typedef struct bpe_cache {
 typedef struct pc_slot {
     uint64_t uid;
     uint64_t used; /* last use, for replacement */
+    table_life *life; /* of the table uid names (a reference), NULL if none */
     bpe_cache c;
 } pc_slot;
 
@@ -660,6 +687,7 @@ static void pc_destroy(void *v) {
         free(slots[i].c.store.slots);
         free(slots[i].c.store.arena);
         free(slots[i].c.short_filter);
+        life_release(slots[i].life);
     }
     free(slots);
 }
@@ -687,6 +715,10 @@ size_t bpe_set_piece_cache_bytes(size_t bytes) {
     return sizeof(pc_ent) << bits;
 }
 
+static size_t pc_allocs;
+
+size_t bpe_piece_cache_allocs(void) { return __atomic_load_n(&pc_allocs, __ATOMIC_RELAXED); }
+
 size_t bpe_piece_cache_bytes(void) {
     pthread_once(&pc_once, pc_init_key);
     return sizeof(pc_ent) << __atomic_load_n(&pc_bits_cfg, __ATOMIC_RELAXED);
@@ -706,29 +738,44 @@ static bpe_cache *cache_for(const bpe_table *t) {
     uint64_t now = 0;
     int victim = 0;
     for (int i = 0; i < PC_SLOTS; i++) if (slots[i].used > now) now = slots[i].used;
+    int dead = -1; /* a slot with memory whose table was freed */
     for (int i = 0; i < PC_SLOTS; i++) {
         if (slots[i].c.pieces && slots[i].uid == t->uid && slots[i].c.pc_bits == bits) {
             slots[i].used = now + 1;
             slots[i].c.merge = merge_for_impl();
             return &slots[i].c;
         }
-        if (slots[i].uid == t->uid) { victim = i; break; } /* resized: replace in place */
+        if (slots[i].uid == t->uid) { victim = i; dead = -1; break; } /* resized: replace in place */
         if (slots[i].used < slots[victim].used) victim = i;
+        if (slots[i].c.pieces && slots[i].life && !__atomic_load_n(&slots[i].life->alive, __ATOMIC_ACQUIRE) &&
+            (dead < 0 || slots[i].c.pc_bits == bits))
+            dead = i;
     }
+    if (dead >= 0) victim = dead; /* before an unused slot, which would map new memory */
     pc_slot *s = &slots[victim];
+    life_release(s->life);
+    s->life = NULL;
     if (s->c.pieces && s->c.pc_bits != bits) {
         free(s->c.pieces);
         s->c.pieces = NULL;
     }
-    free(s->c.store.slots);
-    free(s->c.store.arena);
-    memset(&s->c.store, 0, sizeof s->c.store); /* made again on first use, at this size */
+    if (s->c.pieces && s->c.store.slots) {
+        /* the same size: emptied in place, as when it is full */
+        memset(s->c.store.slots, 0, ((size_t)s->c.store.mask + 1) * sizeof *s->c.store.slots);
+        s->c.store.used = s->c.store.count = 0;
+        s->c.store.epoch++;
+    } else {
+        free(s->c.store.slots);
+        free(s->c.store.arena);
+        memset(&s->c.store, 0, sizeof s->c.store); /* made again on first use, at this size */
+    }
     free(s->c.short_filter); /* it describes the slot's previous table */
     s->c.short_filter = NULL;
     if (!s->c.pieces) {
         /* aligned so that each 2-entry set is one cache line */
         s->c.pieces = alloc_slots(sizeof(pc_ent) << bits); /* huge pages: probed at random */
         if (!s->c.pieces) return NULL;
+        __atomic_add_fetch(&pc_allocs, 1, __ATOMIC_RELAXED);
         s->c.pc_bits = bits;
     }
     if (!s->c.pairs) {
@@ -740,6 +787,10 @@ static bpe_cache *cache_for(const bpe_table *t) {
     memset(s->c.pieces, 0, sizeof(pc_ent) << bits);
     memset(s->c.pairs, 0xFF, sizeof(pair_ent) << PAIR_BITS);
     s->uid = t->uid;
+    if (t->life) {
+        __atomic_add_fetch(&t->life->refs, 1, __ATOMIC_RELAXED);
+        s->life = t->life;
+    }
     s->used = now + 1;
     s->c.merge = merge_for_impl();
     return &s->c;
@@ -2271,6 +2322,7 @@ bpe_table *bpe_table_from_image(const uint8_t *img, size_t len) {
     bpe_table *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->uid = new_uid();
+    t->life = life_new(); /* NULL: its caches are never taken for dead */
     t->n = (uint32_t)h.n; t->maxlen = (uint32_t)h.maxlen; t->max_rank = (uint32_t)h.max_rank;
     t->mask = h.mask; t->shift = (int)h.shift; t->short_shift = (uint32_t)h.short_shift;
     t->short_mask = h.short_mask; t->hot_mask = h.hot_mask; t->hot_shift = (int)h.hot_shift;

@@ -54,11 +54,14 @@ void bpe_free(void *p);
    with no token. */
 int bpe_encode_piece(const bpe_table *t, const uint8_t *p, size_t len, bpe_buf *out);
 /* The per-thread piece cache (see bpe.c): its size in bytes per thread and table, rounded
-   down to a power of two (at least 32 KiB). The default is 4 MiB, or SCANTOK_PIECE_CACHE_MB
+   down to a power of two (at least 32 KiB). The default is 16 MiB, or SCANTOK_PIECE_CACHE_MB
    if set when the first cache is made; caches made after a call use the new size. Returns
    the size in effect. */
 size_t bpe_set_piece_cache_bytes(size_t bytes);
 size_t bpe_piece_cache_bytes(void);
+/* How many piece caches the threads of this process have allocated (statistics, for tests): a
+   thread's cache of a freed table is cleared and taken by the next table it encodes with. */
+size_t bpe_piece_cache_allocs(void);
 /* Window sizes of the long-piece encoder, for tests: chunk 0 restores the defaults (128, 16).
    Within a piece they double whenever a junction fails. */
 void bpe_set_long_window(size_t chunk, size_t margin);

@@ -1,6 +1,7 @@
 /* HuggingFace-style BPE (merge ranks of id pairs) and split stages.  See hf_bpe.h. */
 #include "hf_bpe.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -722,14 +723,31 @@ int64_t hfb_merge_ids(const uint8_t *tokens, size_t ntok, const uint32_t *ids, c
     return rc;
 }
 
+/* Freed caches, taken by the next hfb_cache_new: memory already mapped, where a new cache is
+   faulted in page by page (8 MiB: tens of ms of system time on a VM, paid by the first call
+   of each thread that encodes with a new tokenizer). At most CACHE_POOL are kept. */
+#define CACHE_POOL 2
+static hfb_cache *cache_pool[CACHE_POOL];
+static pthread_mutex_t cache_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t cache_allocs;
+
+size_t hfb_cache_allocs(void) { return __atomic_load_n(&cache_allocs, __ATOMIC_RELAXED); }
+
 hfb_cache *hfb_cache_new(void) {
-    /* slots on cache lines (a set's two ways are two adjacent lines), on huge pages where
-       the system has them: the slots are probed at random */
     void *c = NULL;
-    if (posix_memalign(&c, 1u << 21, sizeof(hfb_cache))) return NULL;
+    pthread_mutex_lock(&cache_pool_mu);
+    for (size_t i = 0; i < CACHE_POOL && !c; i++)
+        if (cache_pool[i]) c = cache_pool[i], cache_pool[i] = NULL;
+    pthread_mutex_unlock(&cache_pool_mu);
+    if (!c) {
+        /* slots on cache lines (a set's two ways are two adjacent lines), on huge pages where
+           the system has them: the slots are probed at random */
+        if (posix_memalign(&c, 1u << 21, sizeof(hfb_cache))) return NULL;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(c, sizeof(hfb_cache), MADV_HUGEPAGE);
+        madvise(c, sizeof(hfb_cache), MADV_HUGEPAGE);
 #endif
+        __atomic_add_fetch(&cache_allocs, 1, __ATOMIC_RELAXED);
+    }
     return memset(c, 0, sizeof(hfb_cache));
 }
 
@@ -747,6 +765,11 @@ void hfb_cache_free(hfb_cache *c) {
     scratch_free(&c->s);
     clear_longs(c);
     free(c->words);
+    c->words = NULL;
+    pthread_mutex_lock(&cache_pool_mu);
+    for (size_t i = 0; i < CACHE_POOL && c; i++)
+        if (!cache_pool[i]) cache_pool[i] = c, c = NULL;
+    pthread_mutex_unlock(&cache_pool_mu);
     free(c);
 }
 

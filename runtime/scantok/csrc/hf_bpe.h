@@ -130,6 +130,9 @@ int64_t hfb_encode_chars(const hfb_model *m, hfb_cache *c, const void *skip, con
                          size_t n, uint32_t *ids, uint32_t *starts, uint32_t *ends);
 hfb_cache *hfb_cache_new(void);
 void hfb_cache_free(hfb_cache *c);
+/* How many caches hfb_cache_new has allocated (statistics, for tests): freed ones (up to two)
+   are kept and taken again, cleared. */
+size_t hfb_cache_allocs(void);
 #define HFB_SLOW -2
 #define HFB_NOMEM -1
 /* Pre-tokenizer stages: stage k splits every piece with dfas[k] under behaviors[k]
