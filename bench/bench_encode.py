@@ -37,6 +37,9 @@ Method (peers with piece caches look several times faster when they re-encode a 
   containers it had allocated (700 trigger one): inside the 2-thread batch, after the
   1-thread one, so the 2-thread / 1-thread ratio measured the GC threshold, not the threads.
   Both pay that pass in a program that keeps encoding;
+* the output a library's previous run kept for the exactness check is freed after the clock
+  stops, not inside the next timed call (freeing a list of a million ids, ~3 ms, had been
+  timed with every first-pass run but the first, one more serial step for a 2-thread batch);
 * short texts: µs per ``encode_ordinary`` call on a chat-sized message and a line of code;
 * pathological inputs (``" " * 10**6 + "x"``, ``"a" * 10**7``, 10**7 random letters): each
   library in a fresh process with ``--timeout``; a crash or a stall is reported as such.
@@ -491,8 +494,12 @@ def bench(args):
                     clock = CLOCK["wall" if mode == "batch2" else args.clock]
                     with gc_paused():
                         t0 = clock()
-                        outs[lib] = fn(inst, arg)
+                        out = fn(inst, arg)
                         times.setdefault(lib, []).append(clock() - t0)
+                    # kept for the exactness check: the run before it of the same library is
+                    # freed here, out of the timing (a 1 M-id list of lists takes ms to free)
+                    outs[lib] = out
+                    del out
                     del inst
                 want = None
                 for lib, ts in times.items():

@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from conftest import REPO, available_impls, current_impl, force_impl, load_corpus
 from strategies import NULLABLE_LOOP_ASSERTION_PATTERNS, NULLABLE_LOOP_TEXTS
-from strategies import REJECTED_BY_DESIGN, hard_bytes, hard_text, isolated, oracle, oracle_split_bytes, patterns
+from strategies import REJECTED_BY_DESIGN, hard_bytes, hard_text, isolated, oracle, oracle_agrees_with_itself
+from strategies import oracle_split_bytes, patterns
 
 import scantok
 from scantok.compiler import cache, image, runtime
@@ -104,9 +105,19 @@ def test_generated_patterns_match_regex(pattern, texts, impl):
         force_impl(impl)
     try:
         for text in texts:
-            assert sc.split(text) == ref.findall(text), (pattern, text)
+            if oracle_agrees_with_itself(pattern, text):
+                assert sc.split(text) == ref.findall(text), (pattern, text)
     finally:
         force_impl(before)
+
+
+@pytest.mark.parametrize("pattern", [r"[^a\s]|(?i:c)", r"[^\sa]|(?i:c)", r"[^a\d]|(?i:c)", r"x|[^a\s]|(?i:bc)",
+                                     r"(?:[^Ab\s]|(?i:c))+"])
+def test_negated_class_beside_a_caseless_branch(pattern, each_impl):
+    """A case-insensitive branch leaves a negated class's letters in their one case, as in `re`
+    and tiktoken (`regex` takes both cases here: see strategies.oracle_agrees_with_itself)."""
+    text = "AAb1 xZ\u00e9 aA cC BbC a\tA\n"
+    assert compiled(pattern).split(text) == re.findall(pattern, text)
 
 
 @pytest.mark.parametrize("pattern", [LLAMA3, DEEPSEEK_V3[2]])

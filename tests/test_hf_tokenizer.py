@@ -723,6 +723,24 @@ def test_small_batches_stay_on_the_calling_thread(deepseek, monkeypatch):
     assert used == [2]
 
 
+def test_encode_screens_for_added_tokens_in_its_c_call(deepseek):
+    """encode() of a text read as it is asks the C call to screen it for the first bytes of an
+    added token (hf_encode_offsets' screen): a text without them is encoded in that call; one
+    with them, an added token or only its first two bytes, gets the exact test and its path.
+    Every field as tokenizers'."""
+    ours, hf = deepseek
+    assert ours._screen_whole is not None
+    lt = "<\uff5c"  # "<｜": the first two characters of DeepSeek V3's special tokens
+    texts = ["plain text, 你好 123", "x <Esc> and <CR>: a < b", f"half {lt} token", f"{lt}end▁of▁sentence",
+             f"a<\uff5cend\u2581of\u2581sentence\uff5c>b", "<", lt, "", " <｜" * 50 + "<think>",
+             "héllo <\uff5cbegin\u2581of\u2581sentence\uff5c> wörld <|EOT|>"]
+    for text in texts:
+        for add in (True, False):
+            got, want = ours.encode(text, add_special_tokens=add), hf.encode(text, add_special_tokens=add)
+            for f in FIELDS:
+                assert getattr(got, f) == getattr(want, f), (text, add, f)
+
+
 def test_deepseek_fast_path_is_taken(deepseek):
     ours, _ = deepseek
     if not hasattr(scantok, "compile"):

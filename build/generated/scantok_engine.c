@@ -653,7 +653,8 @@ static inline int mostly_ascii(const uint8_t *data, size_t n)
     for (size_t q = 0; q < 32; q++) {
         uint64_t w[4];
         memcpy(w, data + q * ((n - 32) / 32), 32);
-        high += (size_t)__builtin_popcountll((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull);
+        /* the number of bytes with bit 7 set (a popcount is a libgcc call without popcnt) */
+        high += (size_t)((((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull >> 56);
     }
     return high <= DUAL_HIGH_MAX;
 }

@@ -487,6 +487,32 @@ static int hf_addresses(PyObject *fn_o, PyObject *m_o, PyObject *c_o, PyObject *
     return 0;
 }
 
+/* A screen argument (see hf_encode_batch) read: first NULL when there is none or it flags
+   nothing; 0, or -1 with an error set. */
+typedef struct {
+    const uint8_t *first, *pairs;
+    uint8_t firsts[256];
+    int nfirst;
+} screen_args;
+
+static int screen_read(PyObject *screen, screen_args *s, const char *who) {
+    s->first = s->pairs = NULL;
+    s->nfirst = 0;
+    if (screen == Py_None) return 0;
+    char *sb;
+    Py_ssize_t sl;
+    if (PyBytes_AsStringAndSize(screen, &sb, &sl) < 0) return -1;
+    if (sl != 256 + 8192) {
+        PyErr_Format(PyExc_ValueError, "%s: screen must be 8448 bytes", who);
+        return -1;
+    }
+    s->first = (const uint8_t *)sb, s->pairs = s->first + 256;
+    for (int b = 0; b < 256; b++)
+        if (s->first[b]) s->firsts[s->nfirst++] = (uint8_t)b;
+    if (!s->nfirst) s->first = NULL; /* no added token at all */
+    return 0;
+}
+
 static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
     PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *screen;
     (void)self;
@@ -495,22 +521,10 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
     hf_encode_fn fn;
     void *m, *c, *ss;
     if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_batch") < 0) return NULL;
-    const uint8_t *first = NULL, *pairs = NULL;
-    uint8_t firsts[256];
-    int nfirst = 0;
-    if (screen != Py_None) {
-        char *sb;
-        Py_ssize_t sl;
-        if (PyBytes_AsStringAndSize(screen, &sb, &sl) < 0) return NULL;
-        if (sl != 256 + 8192) {
-            PyErr_SetString(PyExc_ValueError, "hf_encode_batch: screen must be 8448 bytes");
-            return NULL;
-        }
-        first = (const uint8_t *)sb, pairs = first + 256;
-        for (int b = 0; b < 256; b++)
-            if (first[b]) firsts[nfirst++] = (uint8_t)b;
-        if (!nfirst) first = NULL; /* no added token at all */
-    }
+    screen_args sa;
+    if (screen_read(screen, &sa, "hf_encode_batch") < 0) return NULL;
+    const uint8_t *first = sa.first, *pairs = sa.pairs, *firsts = sa.firsts;
+    const int nfirst = sa.nfirst;
     Py_ssize_t ntexts = PyList_Size(texts);
     Py_ssize_t room = 0; /* of ids */
     PyObject *out = PyList_New(ntexts);
@@ -570,21 +584,24 @@ fail:
     return NULL;
 }
 
-/* hf_encode_offsets(fn, model, cache, stages, text, words=0, fold=0) -> bytes or int:
-   scantok.Tokenizer.encode of one text in one call: the r ids, then their r start and r end
-   offsets (code points), and with words their r words (the pre-tokenizer's piece each comes
-   from), as 3 * r (4 * r) native uint32 in one bytes object; or the encoder's negative code
-   HFB_SLOW (-2).  fn is the address of hfb_encode, or of hfb_encode_words with words; the
+/* hf_encode_offsets(fn, model, cache, stages, text, words=0, fold=0, screen=None) -> bytes or
+   int: scantok.Tokenizer.encode of one text in one call: the r ids, then their r start and r
+   end offsets (code points), and with words their r words (the pre-tokenizer's piece each
+   comes from), as 3 * r (4 * r) native uint32 in one bytes object; or the encoder's negative
+   code HFB_SLOW (-2), or -3 when the screen (as for hf_encode_batch) flags the text, which is
+   then not encoded.  fn is the address of hfb_encode, or of hfb_encode_words with words; the
    other arguments as for hf_encode_batch; the encoding runs with the GIL released.  fold: the
    text's first fold characters are a prefix put before the caller's text that comes from its
    first character (ByteLevel's add_prefix_space): starts become max(s - fold, 0) and ends
    max(e - fold, 1). */
 static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
-    PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL;
+    PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL, *screen = Py_None;
     int words = 0;
     Py_ssize_t fold = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOU|pn", &fn_o, &m_o, &c_o, &ss_o, &t, &words, &fold)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOU|pnO", &fn_o, &m_o, &c_o, &ss_o, &t, &words, &fold, &screen)) return NULL;
+    screen_args sa;
+    if (screen_read(screen, &sa, "hf_encode_offsets") < 0) return NULL;
     if (fold < 0 || fold > UINT32_MAX - 1) {
         PyErr_SetString(PyExc_ValueError, "hf_encode_offsets: fold out of range");
         return NULL;
@@ -598,6 +615,10 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     if (!data) {
         Py_XDECREF(tmp);
         return NULL;
+    }
+    if (sa.first && screened((const uint8_t *)data, (size_t)n, sa.first, sa.pairs, sa.firsts, sa.nfirst)) {
+        Py_XDECREF(tmp);
+        return PyLong_FromLong(-3);
     }
     uint32_t *buf = PyMem_Malloc((size_t)na * (size_t)(n ? n : 1) * sizeof *buf);
     if (!buf) {
@@ -798,7 +819,7 @@ static PyMethodDef methods[] = {
      "hf_encode_batch(fn, model, cache, stages, texts, screen) -> list: "
      "scantok.Tokenizer's encode_batch_fast in one call (see pylist.c)."},
     {"hf_encode_offsets", hf_encode_offsets, METH_VARARGS,
-     "hf_encode_offsets(fn, model, cache, stages, text, words=False) -> bytes | int: scantok.Tokenizer's "
+     "hf_encode_offsets(fn, model, cache, stages, text, words=False, fold=0, screen=None) -> bytes | int: scantok.Tokenizer's "
      "encode of one text in one call (ids, starts, ends and with words the words, as uint32; see pylist.c)."},
     {NULL, NULL, 0, NULL},
 };

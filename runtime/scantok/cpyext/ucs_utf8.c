@@ -214,9 +214,19 @@ SSE_TARGET static void ucs_utf8_sse41(int kind, const void *data, size_t n, uint
 SSE_TARGET static ptrdiff_t length_sse41(int kind, const void *data, size_t n) {
     size_t i = 0, len = 0;
     if (kind == 1) {
+        /* per byte lane, the count of bytes at or above 0x80, in 8-bit counters summed before
+           they can overflow (a popcount of the movemask is a libgcc call without popcnt) */
         const uint8_t *s = data;
-        for (; i + 16 <= n; i += 16)
-            len += 16 + (size_t)__builtin_popcount((unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + i))));
+        const __m128i zero = _mm_setzero_si128();
+        while (i + 16 <= n) {
+            __m128i acc = zero;
+            const size_t stop = n - i > 16 * 255 ? i + 16 * 255 : n;
+            for (; i + 16 <= stop; i += 16)
+                acc = _mm_sub_epi8(acc, _mm_cmplt_epi8(_mm_loadu_si128((const __m128i *)(s + i)), zero));
+            const __m128i sad = _mm_sad_epu8(acc, zero);
+            len += (size_t)_mm_cvtsi128_si32(sad) + (size_t)_mm_extract_epi16(sad, 4);
+        }
+        len += i;
     } else if (kind == 2) {
         const uint16_t *s = data;
         const __m128i c80 = _mm_set1_epi16(0x80), c800 = _mm_set1_epi16(0x800);

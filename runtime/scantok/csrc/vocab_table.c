@@ -312,7 +312,7 @@ static inline size_t count_chars(const uint8_t *p, size_t n) {
         uint64_t v = rd64(p + i);
         /* continuation bytes are 10xxxxxx: count bytes that are not */
         uint64_t cont = (v & ~(v << 1)) & 0x8080808080808080ull;
-        c += 8 - (size_t)__builtin_popcountll(cont);
+        c += 8 - (size_t)((cont >> 7) * 0x0101010101010101ull >> 56); /* bytes with bit 7 set */
     }
     for (; i < n; i++) c += (p[i] & 0xC0) != 0x80;
     return c;
