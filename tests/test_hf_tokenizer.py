@@ -681,6 +681,54 @@ def test_freed_tokenizers_caches_are_taken_cleared(gpt2_style, llama3_style):
     assert allocs[-1] == allocs[0], allocs
 
 
+def test_add_tokens_while_another_thread_encodes(gpt2_style):
+    """add_tokens replaces the whole state while encode calls on other threads may be running
+    C code on the old one's handles with the GIL released: the old state is kept until the last
+    of them returns (before, the stages were freed under them: a use-after-free under ASan,
+    found by a helper's review), then let go."""
+    ours = scantok.Tokenizer.from_str(gpt2_style.to_str())
+    text = (SHARED / "corpus" / "en.txt").read_text(encoding="utf-8")[:300_000]
+    want, want_fast = ours.encode(text).ids, fast_ids(ours, [text], num_threads=1)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def encode():
+        try:
+            while not stop.is_set():
+                assert ours.encode(text).ids == want
+                assert fast_ids(ours, [text], num_threads=1) == want_fast
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=encode)
+    t.start()
+    try:
+        for k in range(12):
+            ours.add_tokens([f"zzq{k}zzq"])  # not in the text: the same ids
+    finally:
+        stop.set()
+        t.join()
+    assert not errors, errors
+    assert ours._in_flight.calls == 0 and ours._in_flight.retired == []
+    assert ours.encode("a zzq3zzq b").ids == HFTokenizer.from_str(ours.to_str()).encode("a zzq3zzq b").ids
+
+
+def test_word_ids_after_add_tokens(deepseek):
+    """A lazy encoding's word ids come from the C path when asked for: its handles stay alive
+    with it after add_tokens has replaced the tokenizer's (a use-after-free under ASan before)."""
+    import gc
+
+    _, hf = deepseek
+    ours = scantok.Tokenizer.from_file(DEEPSEEK)
+    texts = [f"héllo wörld 123 {i} " * 5 + "你好" for i in range(30)]
+    encs = [ours.encode(t) for t in texts]
+    ours.add_tokens(["zzqzzq"])
+    gc.collect()
+    others = [scantok.Tokenizer.from_file(DEEPSEEK) for _ in range(2)]  # memory to reuse
+    assert [e.word_ids for e in encs] == [hf.encode(t).word_ids for t in texts]
+    del others
+
+
 def test_byte_level_decode_kept_per_id(deepseek, gpt2_style):
     """With a ByteLevel decoder alone, decode joins each id's bytes, made once per id and kept:
     HF's text for special and unknown ids (skipped or not), numpy ints, a character split

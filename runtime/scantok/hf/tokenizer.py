@@ -401,6 +401,7 @@ class Tokenizer:
         # thread's enable_* never gives it half of each
         self._lengths: tuple = (Truncation.from_json(obj.get("truncation")), Padding.from_json(obj.get("padding")))
         self._lengths_lock = threading.Lock()
+        self._in_flight = _InFlight()
         model = obj.get("model")
         if not isinstance(model, Mapping):
             raise HFError("missing 'model' object")
@@ -932,6 +933,9 @@ class Tokenizer:
             n = len(r) // 16
             return _pylist().ids_to_list((r, 3 * n), n)
 
+        # the owners of those addresses, alive as long as an encoding can ask for its words (the
+        # tokenizer may have swapped its state in add_tokens by then)
+        words_of.owners = (self._model, self._stages, self._stage_matchers, self._stage_spec)
         return words_of
 
     def _token_table(self) -> list:
@@ -956,6 +960,16 @@ class Tokenizer:
         >>> enc.ids, enc.type_ids, enc.offsets
         ([2, 1, 0], [0, 0, 1], [(0, 2), (3, 4), (0, 1)])
         """
+        flight = self._in_flight  # see _InFlight
+        flight.calls += 1
+        try:
+            return self._encode_body(sequence, pair, is_pretokenized, add_special_tokens)
+        finally:
+            flight.calls -= 1
+            if flight.retired and not flight.calls:
+                flight.retired.clear()
+
+    def _encode_body(self, sequence, pair=None, is_pretokenized: bool = False, add_special_tokens: bool = True) -> Encoding:
         if is_pretokenized is not False:
             is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode()")
         if add_special_tokens is not True and add_special_tokens is not False:
@@ -1357,7 +1371,13 @@ class Tokenizer:
         # token leaves this one as it was, and a call on another thread sees one or the other)
         new = type(self)({**self._obj, "added_tokens": current})
         new._added.encode_special = self._added.encode_special  # not in the file: kept, as tokenizers
+        flight = new._in_flight = self._in_flight
+        old = self.__dict__
         self.__dict__ = new.__dict__
+        if flight.calls:
+            # encode calls on other threads may be running C code on the old state's handles
+            # (addresses, the GIL released): freed only when the last of them returns
+            flight.retired.append(old)
         return len(entries) - ignored
 
     @property
@@ -1450,6 +1470,17 @@ class Tokenizer:
         """:meth:`encode` of every input (a sequence, or a pair as a tuple or list of two), on
         ``num_threads`` threads (default: all cores); with padding set, padded together (to
         the longest of the batch unless a length is set)."""
+        flight = self._in_flight  # see _InFlight
+        flight.calls += 1
+        try:
+            return self._encode_batch_body(input, is_pretokenized, add_special_tokens, num_threads=num_threads)
+        finally:
+            flight.calls -= 1
+            if flight.retired and not flight.calls:
+                flight.retired.clear()
+
+    def _encode_batch_body(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True, *,
+                           num_threads: int | None = None) -> list[Encoding]:
         items = self._batch_items(input, "encode_batch()")
         if is_pretokenized is not False:
             is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch()")
@@ -1528,6 +1559,17 @@ class Tokenizer:
         >>> [(e.ids, e.offsets) for e in tok.encode_batch_fast(["ab ba", "b"])]
         [([2, 1, 0], [(0, 0), (0, 0), (0, 0)]), ([1], [(0, 0)])]
         """
+        flight = self._in_flight  # see _InFlight
+        flight.calls += 1
+        try:
+            return self._encode_batch_fast_body(input, is_pretokenized, add_special_tokens, num_threads=num_threads)
+        finally:
+            flight.calls -= 1
+            if flight.retired and not flight.calls:
+                flight.retired.clear()
+
+    def _encode_batch_fast_body(self, input: Sequence, is_pretokenized: bool = False,
+                                add_special_tokens: bool = True, *, num_threads: int | None = None) -> list[Encoding]:
         inputs = self._batch_items(input, "encode_batch_fast()")
         if is_pretokenized is not False:
             is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch_fast()")
@@ -1859,6 +1901,20 @@ def _join_blocks(blocks: list, counts: list, shifts: list, wbases: list, n: int)
 # four native uint32: _encode_segments' block of one added token; one: _batch_segment_ids'
 _pack4 = struct.Struct("=4I").pack
 _pack1 = struct.Struct("=I").pack
+
+
+class _InFlight:
+    """The encode calls running on a tokenizer, which add_tokens' swap of the whole state must
+    not pull the C handles from under: they hand hf_bpe.c the model's, the stages' and the thread
+    caches' addresses and release the GIL, so a state replaced meanwhile is kept (retired) until
+    the last of them returns (found by a helper's review: encode on one thread and add_tokens on
+    another read freed stages under ASan).  One per tokenizer, carried across the swaps."""
+
+    __slots__ = ("calls", "retired")
+
+    def __init__(self):
+        self.calls = 0
+        self.retired: list[dict] = []
 
 
 def _added_screen(added) -> bytes | None:
