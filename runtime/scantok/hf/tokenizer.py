@@ -960,14 +960,14 @@ class Tokenizer:
         >>> enc.ids, enc.type_ids, enc.offsets
         ([2, 1, 0], [0, 0, 1], [(0, 2), (3, 4), (0, 1)])
         """
-        flight = self._in_flight  # see _InFlight
+        flight = self._in_flight  # inline: run()'s call cost a short encode 20 %
         flight.calls += 1
         try:
             return self._encode_body(sequence, pair, is_pretokenized, add_special_tokens)
         finally:
             flight.calls -= 1
-            if flight.retired and not flight.calls:
-                flight.retired.clear()
+            if flight.retired:
+                flight.settle()
 
     def _encode_body(self, sequence, pair=None, is_pretokenized: bool = False, add_special_tokens: bool = True) -> Encoding:
         if is_pretokenized is not False:
@@ -1470,14 +1470,7 @@ class Tokenizer:
         """:meth:`encode` of every input (a sequence, or a pair as a tuple or list of two), on
         ``num_threads`` threads (default: all cores); with padding set, padded together (to
         the longest of the batch unless a length is set)."""
-        flight = self._in_flight  # see _InFlight
-        flight.calls += 1
-        try:
-            return self._encode_batch_body(input, is_pretokenized, add_special_tokens, num_threads=num_threads)
-        finally:
-            flight.calls -= 1
-            if flight.retired and not flight.calls:
-                flight.retired.clear()
+        return self._in_flight.run(self._encode_batch_body, input, is_pretokenized, add_special_tokens, num_threads=num_threads)
 
     def _encode_batch_body(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True, *,
                            num_threads: int | None = None) -> list[Encoding]:
@@ -1559,14 +1552,7 @@ class Tokenizer:
         >>> [(e.ids, e.offsets) for e in tok.encode_batch_fast(["ab ba", "b"])]
         [([2, 1, 0], [(0, 0), (0, 0), (0, 0)]), ([1], [(0, 0)])]
         """
-        flight = self._in_flight  # see _InFlight
-        flight.calls += 1
-        try:
-            return self._encode_batch_fast_body(input, is_pretokenized, add_special_tokens, num_threads=num_threads)
-        finally:
-            flight.calls -= 1
-            if flight.retired and not flight.calls:
-                flight.retired.clear()
+        return self._in_flight.run(self._encode_batch_fast_body, input, is_pretokenized, add_special_tokens, num_threads=num_threads)
 
     def _encode_batch_fast_body(self, input: Sequence, is_pretokenized: bool = False,
                                 add_special_tokens: bool = True, *, num_threads: int | None = None) -> list[Encoding]:
@@ -1915,6 +1901,21 @@ class _InFlight:
     def __init__(self):
         self.calls = 0
         self.retired: list[dict] = []
+
+    def run(self, body, *args, **kw):
+        """body(*args, **kw), counted among the calls in flight."""
+        self.calls += 1
+        try:
+            return body(*args, **kw)
+        finally:
+            self.calls -= 1
+            if self.retired:
+                self.settle()
+
+    def settle(self) -> None:
+        """After a call: the retired states go once no call runs."""
+        if not self.calls:
+            self.retired.clear()
 
 
 def _added_screen(added) -> bytes | None:
