@@ -72,7 +72,7 @@ def test_random_texts(impl):
 def test_long_texts_cross_the_counters_flush(impl):
     # the UCS-2 length counts in 16-bit lanes emptied every 65,536 units
     for s in ("ж" * 200_001 + "日" * 70_003 + "a" * 5, ("日本" * 40_000 + "a") * 3, "é" * 300_001,
-              "x" + "😀" * 70_000):
+              "x" + "😀" * 70_000, "a" * 300_001 + "😀" + "é" * 5):
         assert _pylist.utf8_bytes(s) == s.encode()
 
 

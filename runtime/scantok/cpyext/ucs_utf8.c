@@ -197,7 +197,20 @@ SSE_TARGET static void ucs_utf8_sse41(int kind, const void *data, size_t n, uint
         }
     } else {
         const uint32_t *s = data;
+        const __m128i not_ascii = _mm_set1_epi32((int)0xFFFFFF80);
         for (; i + 4 <= n && o < o_stop; i += 4) {
+            if (i + 16 <= n) { /* sixteen ASCII units (a mostly English str made UCS-4 by one emoji) */
+                const __m128i a = _mm_loadu_si128((const __m128i *)(s + i)),
+                              b = _mm_loadu_si128((const __m128i *)(s + i + 4)),
+                              c = _mm_loadu_si128((const __m128i *)(s + i + 8)),
+                              d = _mm_loadu_si128((const __m128i *)(s + i + 12));
+                if (_mm_testz_si128(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)), not_ascii)) {
+                    _mm_storeu_si128((__m128i *)o, _mm_packus_epi16(_mm_packus_epi32(a, b), _mm_packus_epi32(c, d)));
+                    o += 16;
+                    i += 12;
+                    continue;
+                }
+            }
             const __m128i u = _mm_loadu_si128((const __m128i *)(s + i));
             if (!_mm_testz_si128(u, _mm_set1_epi32((int)0xFFFF0000))) { /* an astral character */
                 for (size_t j = i; j < i + 4; j++) (void)put(s[j], &o);
@@ -244,6 +257,31 @@ SSE_TARGET static ptrdiff_t length_sse41(int kind, const void *data, size_t n) {
             /* sum the eight 16-bit counters */
             const __m128i w = _mm_madd_epi16(acc, _mm_set1_epi16(1));
             const __m128i h = _mm_add_epi32(w, _mm_shuffle_epi32(w, 0x4E));
+            len += (uint32_t)_mm_cvtsi128_si32(_mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1)));
+        }
+        if (!_mm_testz_si128(bad, bad)) return -1;
+        len += i;
+    } else if (kind == 4) {
+        /* per 32-bit lane, the count of units at or above 0x80, 0x800 and 0x10000 (at most
+           3 a step: no lane overflows before 2^30 steps); surrogates and values above
+           U+10FFFF OR-ed together */
+        const uint32_t *s = data;
+        const __m128i c80 = _mm_set1_epi32(0x80), c800 = _mm_set1_epi32(0x800), c10000 = _mm_set1_epi32(0x10000);
+        const __m128i top = _mm_set1_epi32(0x110000);
+        const __m128i sur_mask = _mm_set1_epi32((int)0xFFFFF800), sur = _mm_set1_epi32(0xD800);
+        __m128i bad = _mm_setzero_si128();
+        while (i + 4 <= n) {
+            __m128i acc = _mm_setzero_si128();
+            const size_t stop = n - i > ((size_t)4 << 28) ? i + ((size_t)4 << 28) : n;
+            for (; i + 4 <= stop; i += 4) {
+                const __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+                acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_max_epu32(v, c80), v));
+                acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_max_epu32(v, c800), v));
+                acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_max_epu32(v, c10000), v));
+                bad = _mm_or_si128(bad, _mm_cmpeq_epi32(_mm_and_si128(v, sur_mask), sur));
+                bad = _mm_or_si128(bad, _mm_cmpeq_epi32(_mm_max_epu32(v, top), v));
+            }
+            const __m128i h = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0x4E));
             len += (uint32_t)_mm_cvtsi128_si32(_mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1)));
         }
         if (!_mm_testz_si128(bad, bad)) return -1;
