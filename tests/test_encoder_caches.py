@@ -190,6 +190,87 @@ def test_runs_of_one_byte(name):
                 same(enc.encode_ordinary(text), ref.encode_ordinary(text), text)
 
 
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+def test_long_runs_of_one_byte(name):
+    """Runs longer than a cached run take encode_run (k copies of a period token, then the
+    encoding of the last bytes, each junction checked): every ASCII character, at the lengths
+    around its threshold (three times the longest token), alone, after a head and before a
+    tail, twice (the second time from the thread's findings)."""
+    enc, ref = scantok.get_encoding(name), tiktoken_encoding(name)
+    lengths = [255, 383, 384, 385, 400, 511, 1000, 4097]
+    for code in range(128):
+        ch = chr(code)
+        for n in lengths + ([20011, 100_003] if ch in " \n\t=-a0" else []):
+            for text in (ch * n, f"x{ch * n}", f"{ch * n}yz", f" {ch * n}\n"):
+                for _ in range(2):
+                    same(enc.encode_ordinary(text), ref.encode_ordinary(text), text)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "r50k_base"])
+def test_long_runs_under_every_guess(name):
+    """encode_run's guess (bpe_set_run_guess: the run prefix that names the period token and
+    bounds the tail) is only a guess: guesses of a few bytes name wrong periods and tails,
+    whose junctions fail their check (removing either check gives other ids than tiktoken's),
+    and the run goes on to the windows. Each guess runs on a new thread, whose caches hold no
+    findings of an earlier one."""
+    from scantok._native import ffi, lib
+
+    enc, ref = scantok.get_encoding(name), tiktoken_encoding(name)
+    texts = [ch * n for ch in " \n\t=-a0*.#_~" for n in (256, 300, 513, 1000, 1777)]
+    want = [ref.encode_ordinary(t) for t in texts]
+    taken, declined = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.bpe_run_stats(taken, declined)
+    before = (taken[0], declined[0])
+    errors: list = []
+
+    def run(guess: int) -> None:
+        try:
+            lib.bpe_set_run_guess(guess)
+            for text, ids in zip(texts, want):
+                if enc.encode_ordinary(text) != ids:
+                    errors.append((guess, text[:1], len(text)))
+        except Exception as e:  # reported below, on the test's thread
+            errors.append(e)
+
+    try:
+        for guess in (1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64, 0):
+            th = threading.Thread(target=run, args=(guess,))
+            th.start()
+            th.join()
+    finally:
+        lib.bpe_set_run_guess(0)
+    assert not errors, errors[:5]
+    lib.bpe_run_stats(taken, declined)
+    assert taken[0] > before[0] and declined[0] > before[1]  # both ways were taken
+
+
+def _run_vocab(lengths: list[int], order: list[int]) -> dict[bytes, int]:
+    """Every byte, then runs of "a" and of " " of the given lengths, ranked in the given order."""
+    ranks = {bytes([b]): b for b in range(256)}
+    runs = [ch * n for n in lengths for ch in (b"a", b" ")]
+    for r, k in enumerate(order):
+        ranks.setdefault(runs[k % len(runs)], 256 + r)
+    return ranks
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lengths=st.lists(st.integers(2, 12), min_size=1, max_size=8, unique=True),
+       order=st.permutations(list(range(16))), runs=st.lists(st.integers(255, 1500), min_size=1, max_size=3))
+def test_long_runs_under_random_run_vocabularies(lengths, order, runs):
+    """encode_run's guess (a period token, then a tail) is used only where its junctions check
+    out: vocabularies of random run tokens with random ranks, whose runs need not encode as a
+    period and a tail, give tiktoken's ids."""
+    import tiktoken
+
+    ranks = _run_vocab(lengths, order)
+    pat = r"a+|\s+|[^a\s]+"
+    enc = scantok.Encoding("runs", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    ref = tiktoken.Encoding("runs", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    for n in runs:
+        for text in ("a" * n, " " * n + "b", "b" + "a" * n):
+            same(enc.encode_ordinary(text), ref.encode_ordinary(text), text)
+
+
 def test_ids_to_list():
     """scantok._pylist builds lists from cached int objects (ids < 2**18) and fresh ones."""
     import array

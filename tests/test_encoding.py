@@ -342,7 +342,7 @@ def test_long_pieces_exact(name):
         for chunk, margin in [(1, 0), (3, 0), (8, 4), (64, 48), (100, 60), (200, 40), (384, 256)]:
             lib.bpe_set_long_window(chunk, margin)
             for _ in range(25):
-                s = "".join(rng.choices(rng.choice(alphabets), k=rng.randint(1025, 4000)))
+                s = "".join(rng.choices(rng.choice(alphabets), k=rng.randint(161, 4000)))
                 same(e._encode_single_piece(s), t._encode_single_piece(s), s)
     finally:
         lib.bpe_set_long_window(0, 0)  # the defaults

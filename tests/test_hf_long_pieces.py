@@ -20,7 +20,7 @@ import scantok  # noqa: E402
 from scantok._native import ffi, lib  # noqa: E402
 from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
-from test_hf_premerge import random_bpe_json  # noqa: E402
+from test_hf_premerge import byte_level_bpe_json, random_bpe_json  # noqa: E402
 from test_premerge import ALPHABET, mixed_text, switched  # noqa: E402
 
 NO_SPACE = [c for c in ALPHABET if c.isalpha()]  # a run of these is one piece (a word)
@@ -222,6 +222,70 @@ def test_shared_ids_random():
         texts = ["".join(rng.choices(letters, k=rng.randint(1, 12))) for _ in range(30)]
         assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == \
             [e.ids for e in hf.encode_batch_fast(texts)], js
+
+
+@pytest.mark.parametrize("which", ["gpt2_style", "deepseek"])
+def test_runs_of_one_byte(which, request):
+    """A run of 256 bytes or more of one byte takes merge_run (copies of a period token, then
+    the merge of its last bytes, each junction checked): every ASCII character, around that
+    length, alone and between other text."""
+    js, hf = request.getfixturevalue(which)
+    texts = []
+    for code in range(128):
+        ch = chr(code)
+        for n in (255, 256, 257, 383, 384, 1000) + ((4097, 20011) if ch in " \n\t=-a0" else ()):
+            texts += [ch * n, f"x{ch * n}", f" {ch * n}yz\n"]
+    check(js, hf, texts)
+
+
+BYTE_LEVEL = pre_tokenizers.ByteLevel.alphabet()
+
+
+def run_vocab_json(rng: random.Random) -> str:
+    """A byte-level BPE file whose only long tokens are runs of "a" and of spaces, of random
+    lengths, with the merges of random cuts of them in random order: runs that need not merge
+    into copies of one token followed by a short tail."""
+    vocab = {c: i for i, c in enumerate(BYTE_LEVEL)}
+    for ch in ("a", "Ġ"):
+        for n in rng.sample(range(2, 13), rng.randint(1, 8)):
+            vocab.setdefault(ch * n, len(vocab))
+    merges = [f"{tok[:cut]} {tok[cut:]}" for tok in vocab if len(tok) > 1 for cut in range(1, len(tok))
+              if tok[:cut] in vocab and tok[cut:] in vocab and rng.random() < 0.7]
+    rng.shuffle(merges)
+    return byte_level_bpe_json(vocab, merges)
+
+
+def test_runs_under_random_run_vocabularies():
+    """merge_run's guess is used only where its junctions check out: vocabularies of random
+    run tokens whose merges come in random order."""
+    rng = random.Random("runs, random run vocabularies")
+    for _ in range(60):
+        js = run_vocab_json(rng)
+        hf = HFTokenizer.from_str(js)
+        texts = [ch * rng.randint(256, 1500) + tail for ch in ("a", " ") for tail in ("", "x")]
+        check(js, hf, texts)
+
+
+def test_runs_under_every_guess(gpt2_style, deepseek):
+    """merge_run's guess (hfb_set_run_guess: the run prefix that names the period token and
+    bounds the tail) is only a guess: guesses of a few symbols name wrong periods and tails,
+    whose junctions fail their check (removing either check gives other ids than tokenizers'),
+    and the run goes on to the windows."""
+    rng = random.Random("runs, every guess")
+    files = [gpt2_style, deepseek] + [(js, HFTokenizer.from_str(js)) for js in (run_vocab_json(rng) for _ in range(8))]
+    texts = [ch * n for ch in " \n\t=-a0*.#_~" for n in (256, 300, 513, 1000, 1777)]
+    taken, declined = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.hfb_run_stats(taken, declined)
+    before = (taken[0], declined[0])
+    try:
+        for guess in (1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64, 0):
+            lib.hfb_set_run_guess(guess)
+            for js, hf in files:
+                check(js, hf, texts, offsets=guess in (2, 5))
+    finally:
+        lib.hfb_set_run_guess(0)
+    lib.hfb_run_stats(taken, declined)
+    assert taken[0] > before[0] and declined[0] > before[1]  # both ways were taken
 
 
 @pytest.mark.parametrize(

@@ -97,6 +97,11 @@ def random_bpe_json(rng: random.Random, *, shared_ids: bool = True) -> str:
     if merges and rng.random() < 0.3:  # a merge listed twice: the later line's rank counts
         for _ in range(rng.randint(1, 5)):
             merges.insert(rng.randrange(len(merges) + 1), rng.choice(merges))
+    return byte_level_bpe_json(vocab, merges)
+
+
+def byte_level_bpe_json(vocab: dict[str, int], merges: list[str]) -> str:
+    """A tokenizer.json of a byte-level BPE (GPT-2's layout: ByteLevel with its regex)."""
     return json.dumps({
         "version": "1.0",
         "model": {"type": "BPE", "vocab": vocab, "merges": merges},

@@ -66,6 +66,12 @@ size_t bpe_piece_cache_allocs(void);
    Within a piece they double whenever a junction fails. */
 void bpe_set_long_window(size_t chunk, size_t margin);
 size_t bpe_long_window_failures(void); /* how many junctions needed a back-off (statistics) */
+/* Tests: the guess of encode_run (a run of one byte as copies of a period token, then a tail):
+   n bytes (0: the longest token's length, the default) instead of 2 maxlen name the period and
+   bound the tail. Every guess gives the same ids (a wrong one fails its check); and, since the
+   process started, how many runs took the guess and how many went on to the windows. */
+void bpe_set_run_guess(size_t n);
+void bpe_run_stats(size_t *taken, size_t *declined);
 /* Whether merges start from pre-merged characters (bpe.c, "pre-merged characters"; on by
    default): the ids are the same either way, which tests check by turning it off. Returns the
    previous setting. */

@@ -88,6 +88,12 @@ int hfb_set_windows(int on);
    costs a back-off). */
 void hfb_set_long_window(size_t chunk, size_t margin);
 void hfb_long_window_stats(size_t *pieces, size_t *failures);
+/* Tests: merge_run's guess (a run of one symbol as copies of a period token, then a tail) in
+   symbols, 1..128 (0: the default, 128). Every guess gives the same ids (a wrong one fails
+   its check); and, since the process started, how many runs took the guess and how many went
+   on to the windows. */
+void hfb_set_run_guess(size_t n);
+void hfb_run_stats(size_t *taken, size_t *declined);
 /* Char mode (a model whose symbols are characters): the one-character tokens (code point
    cps[i] has id ids[i], UINT32_MAX: none), fallback[256] the ids of the tokens <0x00>..<0xFF>
    (-1 missing) or NULL without byte_fallback, unk_id the unknown token's id (-1: none, -2:
