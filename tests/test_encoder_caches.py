@@ -216,7 +216,7 @@ def test_long_runs_under_every_guess(name):
     from scantok._native import ffi, lib
 
     enc, ref = scantok.get_encoding(name), tiktoken_encoding(name)
-    texts = [ch * n for ch in " \n\t=-a0*.#_~" for n in (256, 300, 513, 1000, 1777)]
+    texts = [ch * n for ch in " \n\t=-a0*.#_~" for n in (255, 256, 300, 513, 1000, 1777)]
     want = [ref.encode_ordinary(t) for t in texts]
     taken, declined = ffi.new("size_t *"), ffi.new("size_t *")
     lib.bpe_run_stats(taken, declined)

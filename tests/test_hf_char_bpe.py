@@ -219,6 +219,30 @@ def test_llama2_style_tiny_windows(chunk, margin):
         check(js, texts_of(rng, 12))
 
 
+def test_runs_of_one_character():
+    """A document of spaces is one run of "▁" symbols (the Prepend and the Replace) and takes
+    merge_run over the symbols, under every guess (hfb_set_run_guess) too; runs of a letter, an
+    ideograph or a character with no token (byte fallback) follow the prepended "▁" and take
+    the windows."""
+    from scantok._native import ffi, lib
+
+    rng = random.Random("char runs")
+    js = train_char_bpe(rng, byte_fallback=True, unk=True, fuse_unk=True)
+    texts = [ch * n + tail for ch in (" ", "a", "的", "😀", "ж") for n in (255, 256, 300, 1000, 2500)
+             for tail in ("", "x", " end")]
+    taken, declined = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.hfb_run_stats(taken, declined)
+    before = taken[0]
+    try:
+        for guess in (0, 1, 3, 8, 32):
+            lib.hfb_set_run_guess(guess)
+            check(js, texts)
+    finally:
+        lib.hfb_set_run_guess(0)
+    lib.hfb_run_stats(taken, declined)
+    assert taken[0] > before
+
+
 @pytest.mark.parametrize("split", [True, False])
 def test_metaspace_pre_tokenizer(split):
     """Llama 2 as converted by newer transformers: Metaspace(prepend_scheme="first") as the

@@ -1602,12 +1602,14 @@ static int encode_run(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t
     bpe_buf tmp = {0};
     int rc = RUN_NOT;
     if (ri->state == RUN_UNKNOWN) {
-        ri->state = RUN_DECLINE;
         if ((rc = merge_any(t, c, p, 2 * lim, &tmp))) goto done;
         const uint32_t P = tmp.ids[0];
         const size_t pl = t->dec_len[P];
+        rc = RUN_NOT;
+        if (2 * pl > len) goto done; /* only under a test's guess (|P| <= maxlen): a longer run decides */
         tmp.len = 0;
         if ((rc = merge_any(t, c, p, 2 * pl, &tmp))) goto done;
+        ri->state = RUN_DECLINE;
         if (tmp.len == 2 && tmp.ids[0] == P && tmp.ids[1] == P) {
             ri->state = RUN_PERIODIC;
             ri->tok = P;
@@ -1616,12 +1618,18 @@ static int encode_run(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t
         }
         rc = RUN_NOT;
     }
-    if (ri->state != RUN_PERIODIC) goto done;
+    /* with the default guess (lim = maxlen >= |P|) the bounds below always hold; a guess set
+       for tests (bpe_set_run_guess) may name a period too long for this run */
+    if (ri->state != RUN_PERIODIC || 2 * (size_t)ri->period > len || (size_t)ri->period > len - lim) goto done;
     const size_t pl = ri->period, k = (len - lim) / pl, r = len - k * pl;
     tmp.len = 0;
     rc = r <= PC_RUN_MAX ? encode_piece_cached(t, c, p, r, &tmp, NULL, 0, 0, 0) : merge_any(t, c, p, r, &tmp);
     if (rc < 0) goto done;
     const uint32_t tail0 = tmp.ids[0];
+    if (pl + t->dec_len[tail0] > len) {
+        rc = RUN_NOT;
+        goto done;
+    }
     if (!ri->tail_ok || ri->tail0 != tail0) {
         bpe_buf pair = {0};
         rc = merge_any(t, c, p, pl + t->dec_len[tail0], &pair);
