@@ -67,7 +67,7 @@ def _merge_ids_c(vocab: dict[str, int], merges: list, plen: int):
     first = type(merges[0])
     if first is str and all(type(m) is str for m in merges):
         pairs, flat = 0, merges
-    elif first is list and all(type(m) is list and len(m) == 2 for m in merges):
+    elif first in (list, tuple) and all(type(m) in (list, tuple) and len(m) == 2 for m in merges):
         pairs, flat = 1, [x for m in merges for x in m]
         if not all(type(x) is str for x in flat):
             return None
@@ -202,7 +202,7 @@ class BPEModel(_ThreadCaches):
         if dropout not in (None, 0, 0.0):
             raise UnsupportedComponentError(f"{where}: BPE dropout={dropout!r} is not supported (only null)")
         merges = spec.get("merges")
-        if not isinstance(merges, list):
+        if not isinstance(merges, (list, tuple)):  # a tuple: a Tokenizer's own copy (_merges_untracked)
             raise HFError(f"{where}.merges must be a list")
         plen = len(self.prefix) if self.prefix else 0
         self._unk_id = None
@@ -226,7 +226,7 @@ class BPEModel(_ThreadCaches):
                 if len(parts) != 2:
                     raise HFError(f"{where}.merges[{i}]: expected 'a b', got {m!r}")
                 a, b = parts
-            elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
+            elif isinstance(m, (list, tuple)) and len(m) == 2 and all(isinstance(x, str) for x in m):
                 a, b = m
             else:
                 raise HFError(f"{where}.merges[{i}]: expected 'a b' or [a, b], got {m!r}")

@@ -638,7 +638,9 @@ def _kind_cps(kind: str):
         return (c for lo, hi in _CJK_RANGES for c in range(lo, hi + 1))
     if kind == "bert_ws":
         return iter(_WS | {9, 10, 13})
-    return iter({"bert_removed": _BERT_REMOVED, "mn": _HF_MN, "mark": _HF_MARK}[kind])
+    if kind == "bert_removed":
+        return (c for lo, hi in _BERT_REMOVED for c in range(lo, hi + 1))
+    return iter({"mn": _HF_MN, "mark": _HF_MARK}[kind])
 
 
 def _char_positions(text: str, kind: str):
@@ -656,7 +658,7 @@ def _char_positions(text: str, kind: str):
 
 
 # BertNormalizer's removed characters below 0x80, for bytes.translate's delete
-_ASCII_REMOVED = bytes(c for c in range(128) if c in _BERT_REMOVED)
+_ASCII_REMOVED = bytes(c for lo, hi in _BERT_REMOVED for c in range(lo, min(hi, 127) + 1))
 
 
 def _kind_table(kind: str):
