@@ -780,7 +780,7 @@ def test_encode_screens_for_added_tokens_in_its_c_call(deepseek):
     assert ours._screen_whole is not None
     lt = "<\uff5c"  # "<｜": the first two characters of DeepSeek V3's special tokens
     texts = ["plain text, 你好 123", "x <Esc> and <CR>: a < b", f"half {lt} token", f"{lt}end▁of▁sentence",
-             f"a<\uff5cend\u2581of\u2581sentence\uff5c>b", "<", lt, "", " <｜" * 50 + "<think>",
+             "a<\uff5cend\u2581of\u2581sentence\uff5c>b", "<", lt, "", " <｜" * 50 + "<think>",
              "héllo <\uff5cbegin\u2581of\u2581sentence\uff5c> wörld <|EOT|>"]
     for text in texts:
         for add in (True, False):
