@@ -244,6 +244,37 @@ def test_long_runs_under_every_guess(name):
     assert taken[0] > before[0] and declined[0] > before[1]  # both ways were taken
 
 
+def test_long_run_under_a_guess_shorter_than_its_period():
+    """A test's guess shorter than the period token (maxlen 256, guess 200: the period is 256
+    bytes of "a") names merges longer than a 400-byte run: found by a helper under ASan (a read
+    112 bytes past the text); encode_run now declines such a period, and the ids stay
+    tiktoken's."""
+    import tiktoken
+    from scantok._native import lib
+
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"a" * 2**i: 255 + i for i in range(1, 9)})
+    pat = r"a+|\s+|[^a\s]+"
+    enc = scantok.Encoding("runs-256", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    ref = tiktoken.Encoding("runs-256", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    texts = ["b" * 1000 + "a" * 400, "a" * 600, "b" * 7 + "a" * 400, "a" * 255, "a" * 511]
+    got: list = []
+
+    def run() -> None:
+        try:
+            lib.bpe_set_run_guess(200)
+            got.extend(enc.encode_ordinary(t) for t in texts)
+        except Exception as e:  # reported below, on the test's thread
+            got.append(e)
+        finally:
+            lib.bpe_set_run_guess(0)
+
+    th = threading.Thread(target=run)
+    th.start()
+    th.join()
+    assert got == [ref.encode_ordinary(t) for t in texts]
+
+
 def _run_vocab(lengths: list[int], order: list[int]) -> dict[bytes, int]:
     """Every byte, then runs of "a" and of " " of the given lengths, ranked in the given order."""
     ranks = {bytes([b]): b for b in range(256)}
