@@ -1578,8 +1578,8 @@ static inline int encode_piece_cached(const bpe_table *t, bpe_cache *c, const ui
    encode_long's lemma confirms it (a token sequence is the encoding of its bytes iff each
    adjacent pair (a, b) is compatible: the encoding of bytes(a) + bytes(b) is [a, b]): the
    pairs inside the tail are an encoding's own, and the two others, (P, P) and (P, the tail's
-   first token), are merged and compared (once per byte value and tail token, per thread: the
-   cache's runs[]).  P is the first token of the encoding of 2 maxlen bytes of the run.
+   first token), are checked as encode_long checks a junction (compatible; once per byte value
+   and tail token, per thread: the cache's runs[]).  P is the first token of the encoding of 2 maxlen bytes of the run.
    Returns 0 (out has the ids), an error (< 0), or RUN_NOT: the guess failed or does not
    apply, out unchanged. */
 static size_t run_guess = 0, runs_taken = 0, runs_declined = 0; /* tests: see bpe.h */
@@ -1593,47 +1593,34 @@ void bpe_run_stats(size_t *taken, size_t *declined) {
 
 static int encode_run(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len, bpe_buf *out) {
     const size_t guess = __atomic_load_n(&run_guess, __ATOMIC_RELAXED), lim = guess ? guess : t->maxlen;
-    /* each encoding below is of a prefix of the run: merged whole (merge_any), of at most
-       2 maxlen <= RUN_MERGE_MAX bytes, or, through the piece cache, of at most PC_RUN_MAX
-       bytes: none comes back here */
+    /* the period is found by merging 2 lim <= RUN_MERGE_MAX bytes of the run, the tail through
+       the piece cache (at most PC_RUN_MAX bytes) or merged whole: none comes back here */
     if (!c || lim == 0 || len < 2 * lim || 2 * lim > RUN_MERGE_MAX || memcmp(p, p + 1, len - 1) != 0)
         return RUN_NOT;
     run_info *ri = &c->runs[p[0]];
     bpe_buf tmp = {0};
-    int rc = RUN_NOT;
+    int rc, ok;
     if (ri->state == RUN_UNKNOWN) {
         if ((rc = merge_any(t, c, p, 2 * lim, &tmp))) goto done;
         const uint32_t P = tmp.ids[0];
-        const size_t pl = t->dec_len[P];
-        rc = RUN_NOT;
-        if (2 * pl > len) goto done; /* only under a test's guess (|P| <= maxlen): a longer run decides */
-        tmp.len = 0;
-        if ((rc = merge_any(t, c, p, 2 * pl, &tmp))) goto done;
-        ri->state = RUN_DECLINE;
-        if (tmp.len == 2 && tmp.ids[0] == P && tmp.ids[1] == P) {
-            ri->state = RUN_PERIODIC;
-            ri->tok = P;
-            ri->period = (uint16_t)pl;
-            ri->tail_ok = 0;
-        }
-        rc = RUN_NOT;
+        if ((rc = compatible(t, c, P, P, &tmp, &ok))) goto done;
+        ri->state = ok ? RUN_PERIODIC : RUN_DECLINE;
+        ri->tok = P;
+        ri->period = (uint16_t)t->dec_len[P];
+        ri->tail_ok = 0;
     }
-    /* with the default guess (lim = maxlen >= |P|) the bounds below always hold; a guess set
-       for tests (bpe_set_run_guess) may name a period too long for this run */
-    if (ri->state != RUN_PERIODIC || 2 * (size_t)ri->period > len || (size_t)ri->period > len - lim) goto done;
+    /* with the default guess (lim = maxlen >= |P|) k >= 1 always; a guess set for tests
+       (bpe_set_run_guess) may name a period too long for this run */
+    rc = RUN_NOT;
+    if (ri->state != RUN_PERIODIC || (size_t)ri->period > len - lim) goto done;
     const size_t pl = ri->period, k = (len - lim) / pl, r = len - k * pl;
     tmp.len = 0;
     rc = r <= PC_RUN_MAX ? encode_piece_cached(t, c, p, r, &tmp, NULL, 0, 0, 0) : merge_any(t, c, p, r, &tmp);
     if (rc < 0) goto done;
     const uint32_t tail0 = tmp.ids[0];
-    if (pl + t->dec_len[tail0] > len) {
-        rc = RUN_NOT;
-        goto done;
-    }
     if (!ri->tail_ok || ri->tail0 != tail0) {
         bpe_buf pair = {0};
-        rc = merge_any(t, c, p, pl + t->dec_len[tail0], &pair);
-        const int ok = !rc && pair.len == 2 && pair.ids[0] == ri->tok && pair.ids[1] == tail0;
+        rc = compatible(t, c, ri->tok, tail0, &pair, &ok);
         bpe_buf_free(&pair);
         if (rc) goto done;
         if (!ok) {

@@ -1128,8 +1128,9 @@ static int grow2(uint32_t **a, uint32_t **b, size_t *cap, size_t n) {
    fail and the windows grow).  Such a run merges into k copies of one period token P, then
    the merge of its last r symbols, RUN_GUESS <= r < RUN_GUESS + |P|: a guess, used only once
    the lemma above confirms it: the pairs inside the tail are a merge's own, and the two others,
-   (P, P) and (P, the tail's first token), are merged and compared.  P is the first token of
-   the merge of 2 RUN_GUESS symbols of the run.  Any guess is safe, so RUN_GUESS need not be
+   (P, P) and (P, the tail's first token), are checked as a window's junction is (compatible).
+   P is the first token of the merge of 2 RUN_GUESS symbols of the run.  Any guess is safe, so
+   RUN_GUESS need not be
    the vocabulary's longest token (it is tiktoken's vocabularies'; a vocabulary with longer
    run tokens fails the check and takes the windows).  Returns the count, SIZE_MAX on out of
    memory, or RUN_NOT (out untouched). */
@@ -1184,17 +1185,14 @@ static __thread struct {
 static size_t merge_run_guess(const hfb_model *m, const uint8_t *raw, const uint32_t *sym, size_t len,
                               uint32_t *out, uint32_t *counts, size_t guess) {
     const uint32_t s = raw ? (uint32_t)m->byte_ids[raw[0]] : sym[0];
-    uint32_t ids[3 * RUN_GUESS], lens[3 * RUN_GUESS], pid[3 * RUN_GUESS], plen[3 * RUN_GUESS];
-    size_t k;
+    uint32_t ids[2 * RUN_GUESS], lens[2 * RUN_GUESS];
+    int ok;
     if (run_seen.generation != m->generation || run_seen.sym != s || run_seen.guess != guess) {
-        if ((k = run_merge(m, raw, s, 2 * guess, ids, lens)) == SIZE_MAX) return SIZE_MAX;
+        if (run_merge(m, raw, s, 2 * guess, ids, lens) == SIZE_MAX) return SIZE_MAX;
         uint32_t P = ids[0], pl = lens[0];
-        if (pl > guess) /* keeps every merge below within the arrays */
-            P = NO_RANK;
-        else if ((k = run_merge(m, raw, s, 2 * pl, ids, lens)) == SIZE_MAX)
-            return SIZE_MAX;
-        else if (!(k == 2 && ids[0] == P && ids[1] == P && lens[0] == pl))
-            P = NO_RANK;
+        /* pl <= guess keeps the tail below within the arrays (and the junctions within the run) */
+        if (pl > guess || !(ok = compatible(m, raw, sym, pl, pl, P, P))) P = NO_RANK;
+        else if (ok < 0) return SIZE_MAX;
         run_seen.generation = m->generation, run_seen.guess = guess, run_seen.sym = s;
         run_seen.P = P, run_seen.pl = pl, run_seen.tail_ok = 0;
     }
@@ -1204,8 +1202,8 @@ static size_t merge_run_guess(const hfb_model *m, const uint8_t *raw, const uint
     const size_t kt = run_merge(m, raw, s, r, ids, lens);
     if (kt == SIZE_MAX) return SIZE_MAX;
     if (!run_seen.tail_ok || run_seen.tail0 != ids[0]) {
-        if ((k = run_merge(m, raw, s, pl + lens[0], pid, plen)) == SIZE_MAX) return SIZE_MAX;
-        if (!(k == 2 && pid[0] == P && pid[1] == ids[0] && plen[0] == pl)) return RUN_NOT;
+        if (!(ok = compatible(m, raw, sym, pl, lens[0], P, ids[0]))) return RUN_NOT;
+        if (ok < 0) return SIZE_MAX;
         run_seen.tail_ok = 1, run_seen.tail0 = ids[0];
     }
     for (size_t i = 0; i < reps; i++) out[i] = P;
