@@ -498,3 +498,101 @@ def test_count_until_stops_inside_and_across_batches(limit):
     n = len(want.encode_ordinary(text))
     for _ in range(2):  # cold, then every piece a cache hit
         assert enc.count_until(text, limit, disallowed_special=()) == min(n, limit + 1)
+
+
+def _seed_switch(on: int) -> int:
+    from scantok._native import lib
+
+    return lib.bpe_set_piece_seed(on)
+
+
+def test_piece_seed_switch_reports_previous_and_takes_effect():
+    """A thread's new piece cache starts with the vocabulary's tokens of up to 16 bytes
+    (seed_pieces), unless turned off: the switch returns the previous setting, and only caches
+    made while it is on are seeded, with every such token (270 here: the 256 bytes and 14
+    merges, fewer than half the entries)."""
+    from scantok._native import lib
+
+    pat = scantok.get_encoding("r50k_base")._pat_str
+    text = "abcab babab aaabbb cabab abab"
+    assert _seed_switch(0) == 1
+    try:
+        assert _seed_switch(0) == 0
+        before = lib.bpe_piece_seeds()
+        scantok.Encoding("unseeded", pat_str=pat, mergeable_ranks=_custom_ranks(1), special_tokens={}).encode_ordinary(text)
+        assert lib.bpe_piece_seeds() == before
+    finally:
+        assert _seed_switch(1) == 0
+    before = lib.bpe_piece_seeds()
+    scantok.Encoding("seeded", pat_str=pat, mergeable_ranks=_custom_ranks(1), special_tokens={}).encode_ordinary(text)
+    assert lib.bpe_piece_seeds() == before + 270
+
+
+def _random_vocab(rng: random.Random, n: int) -> dict[bytes, int]:
+    """Every byte plus n random strings over a few letters, at random ranks: many a token's
+    bytes do not merge back into it (its parts are not tokens, or merge another way), and
+    tiktoken gives a piece that is a token that token all the same."""
+    ranks = {bytes([b]): b for b in range(256)}
+    toks = set()
+    while len(toks) < n:  # pieces of the test's pattern: a space or not, then letters
+        toks.add((rng.choice(["", " "]) + "".join(rng.choice("abc") for _ in range(rng.randint(2, 20)))).encode())
+    order = list(toks)
+    rng.shuffle(order)
+    for r, tok in enumerate(order):
+        ranks[tok] = 256 + r
+    return ranks
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([20, 300, 3000]),
+       cache_bytes=st.sampled_from([1 << 15, 1 << 17, None]), seeded=st.booleans())
+def test_seeded_piece_cache_is_exact(seed, n, cache_bytes, seeded):
+    """Vocabularies of random tokens at random ranks (3,000 of them fill more than half of a
+    1,024-entry cache, whose seeds are then the lowest ranks only): the ids of text made of
+    their tokens and of other words are tiktoken's, with and without the seeds, cold and warm."""
+    import tiktoken
+    from scantok._native import lib
+
+    rng = random.Random(seed)
+    ranks = _random_vocab(rng, n)
+    pat = r"\s?[a-c]+|\s+(?!\S)|\s+|[^a-c\s]+"
+    toks = [t.decode() for t in ranks if len(t) > 1]
+    words = [rng.choice(toks) if rng.random() < 0.6 else "".join(rng.choice("abc") for _ in range(rng.randint(1, 18)))
+             for _ in range(400)]
+    text = " ".join(words) + " " + "".join(words[:50])
+    default = lib.bpe_piece_cache_bytes()
+    previous = _seed_switch(int(seeded))
+    try:
+        if cache_bytes is not None:
+            lib.bpe_set_piece_cache_bytes(cache_bytes)
+        enc = scantok.Encoding("seeds", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+        ref = tiktoken.Encoding("seeds", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+        want = ref.encode_ordinary(text)
+        for _ in range(2):
+            same(enc.encode_ordinary(text), want, text)
+        for w in words[:40]:
+            same(enc.encode_ordinary(w), ref.encode_ordinary(w), w)
+    finally:
+        _seed_switch(previous)
+        lib.bpe_set_piece_cache_bytes(default)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_unseeded_caches_give_the_same_ids(name):
+    """The shipped vocabularies on corpus text: caches made with and without the seeds (each a
+    fresh table, so a new cache) give tiktoken's ids, first pass and again."""
+    from scantok.registry import _load_encoding
+
+    want_enc = tiktoken_encoding(name)
+    texts = [load_corpus(c)[:60_000] for c in ("en", "code", "multi")]
+    wants = [want_enc.encode_ordinary(t) for t in texts]
+    for on in (0, 1):
+        previous = _seed_switch(on)
+        try:
+            enc = _load_encoding(name)
+            for _ in range(2):
+                for t, w in zip(texts, wants):
+                    same(enc.encode_ordinary(t), w, t)
+                    assert enc.encode_ordinary_to_numpy(t).tolist() == w
+        finally:
+            _seed_switch(previous)

@@ -288,6 +288,58 @@ def test_runs_under_every_guess(gpt2_style, deepseek):
     assert taken[0] > before[0] and declined[0] > before[1]  # both ways were taken
 
 
+def period_trap_json(unit: int) -> str:
+    """A byte-level BPE file with runs of "a" only, in which "a" * 2 * guess merges into a first
+    token P whose pair (P, P) is not compatible, while (P, the tail's first token) is. With B =
+    "a" * unit (a power of two, made first by the merges of doubled halves), the run tokens are
+    nB for n in 1, 2, 3, 5, 6, merged in the order (2B, B), (3B, 2B), (B, B), (3B, 3B): B * 8
+    merges into [3B, 5B], so guess = 4 * unit bytes names P = 3B (at most the guess), but
+    B * 6 merges into [6B], not [3B, 3B]. A run of 5B + j bytes (0 <= j < unit) plus k copies of
+    3B has the tail 5B + j, whose first token is 5B, and (3B, 5B) is compatible (B * 8 itself):
+    only the (P, P) check keeps merge_run from answering k copies of 3B, then 5B, where the
+    merge starts with copies of 6B (B * 17 is [6B, 6B, 5B])."""
+    vocab = {c: i for i, c in enumerate(BYTE_LEVEL)}
+    merges, n = [], 1
+    while n < unit:
+        merges.append(f"{'a' * n} {'a' * n}")
+        n *= 2
+        vocab["a" * n] = len(vocab)
+    assert n == unit
+    for x, y in [(2, 1), (3, 2), (1, 1), (3, 3)]:
+        vocab.setdefault("a" * ((x + y) * unit), len(vocab))
+        merges.append(f"{'a' * (x * unit)} {'a' * (y * unit)}")
+    return byte_level_bpe_json(vocab, merges)
+
+
+@pytest.mark.parametrize("unit", [1, 2, 4, 8, 16, 32])
+def test_runs_period_pair_not_compatible(unit):
+    """merge_run's (P, P) check: a period token P (the first token of the run's first 2 * guess
+    symbols) whose pair with itself is not compatible, while its pair with the tail's first
+    token is (period_trap_json). Without that check runs of "a" of 5B + j + k * 3B bytes come out
+    as k copies of 3B, not tokenizers' copies of 6B. The guess is 4 * unit bytes (unit 32: 128,
+    merge_run's own RUN_GUESS, so the run is taken with no knob too); the run is declined (P
+    has no compatible pair with itself) and merged in windows."""
+    js = period_trap_json(unit)
+    hf = HFTokenizer.from_str(js)
+    k0 = max(2, -(-(256 - 5 * unit) // (3 * unit)))  # runs of 256 bytes or more, 2 copies or more
+    trap = [5 * unit + j + 3 * unit * k for k in range(k0, k0 + 3) for j in sorted({0, unit - 1})]
+    for n in trap:
+        assert hf.encode("a" * n).ids[0] == hf.token_to_id("a" * 6 * unit), n
+    texts = ["a" * n + tail for n in trap + list(range(256, 256 + 6 * unit, max(1, unit // 4)))
+             for tail in ("", " x")]
+    taken, declined = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.hfb_run_stats(taken, declined)
+    before = declined[0]
+    try:
+        for guess in sorted({4 * unit, 0}):
+            lib.hfb_set_run_guess(guess)
+            check(js, hf, texts, offsets=guess == 4 * unit)
+    finally:
+        lib.hfb_set_run_guess(0)
+    lib.hfb_run_stats(taken, declined)
+    assert declined[0] > before
+
+
 @pytest.mark.parametrize(
     "make",
     [lambda: "a" * 10**6, lambda: " " * 10**6 + "x",

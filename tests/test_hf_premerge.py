@@ -37,15 +37,17 @@ def docs_of(rng: random.Random, n: int) -> list[str]:
 
 
 def check(json_str: str, hf: HFTokenizer, docs: list[str], *, offsets: bool = True):
+    """tokenizers' ids (and offsets) with and without pre-merged characters, and with and
+    without the seeds of a new cache (hfb_set_seed: the tokens that merge back into themselves)."""
     want = [e.ids for e in hf.encode_batch_fast(docs)]
     want_offsets = [hf.encode(d).offsets for d in docs[:20]] if offsets else None
-    for setting in (True, False):
-        with premerge(setting):
-            ours = scantok.Tokenizer.from_str(json_str)  # a new model: caches start empty
+    for setting, seeded in ((True, True), (False, True), (True, False)):
+        with premerge(setting), switched(lib.hfb_set_seed, seeded):
+            ours = scantok.Tokenizer.from_str(json_str)  # a new model: new caches
             got = [e.ids for e in ours.encode_batch_fast(docs, num_threads=1)]
-            assert got == want, setting
+            assert got == want, (setting, seeded)
             if offsets:
-                assert [ours.encode(d).offsets for d in docs[:20]] == want_offsets, setting
+                assert [ours.encode(d).offsets for d in docs[:20]] == want_offsets, (setting, seeded)
 
 
 def test_deepseek_mixed_scripts():

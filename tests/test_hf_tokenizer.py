@@ -1160,10 +1160,12 @@ def test_batch_lists_stored_directly(llama3_style):
     check()
 
 
-def _model_ids(ours, raw: bytes) -> list[int]:
-    """The BPE of raw as one piece (no pre-tokenizer stage), through a fresh piece cache."""
+def _model_ids(ours, raw: bytes, cache=None) -> list[int]:
+    """The BPE of raw as one piece (no pre-tokenizer stage), through a fresh piece cache (or
+    the one given)."""
     ffi, lib = ours._model._ffi, ours._model._lib
-    cache = ffi.gc(lib.hfb_cache_new(), lib.hfb_cache_free)
+    if cache is None:
+        cache = ffi.gc(lib.hfb_cache_new(), lib.hfb_cache_free)
     out = ffi.new("uint32_t[]", max(len(raw), 8) + 8)
     r = lib.hfb_encode(ours._model._model, cache, ffi.NULL, raw, len(raw), out, ffi.NULL, ffi.NULL)
     assert r >= 0
@@ -1182,12 +1184,16 @@ def _raw(token: str) -> bytes | None:
 @pytest.mark.parametrize("name", ["deepseek", "gpt2_style", "llama3_style"])
 def test_first_sight_vocabulary_pieces(name, request):
     """A first-sight piece that is a vocabulary token is looked up in the table of tokens that
-    merge back into themselves (hfb_build_selfs) instead of being merged: every token's bytes
-    (those that merge into other tokens too) and their prefixes and suffixes give the ids of
-    tokenizers' BPE model.  ignore_merges files (llama3_style) build no table."""
+    merge back into themselves (hfb_build_selfs) instead of being merged, and a cache made for
+    the model starts with the lowest-id half of them (seed_cache): every token's bytes (those
+    that merge into other tokens too) and their prefixes and suffixes give the ids of
+    tokenizers' BPE model, through fresh unseeded caches (the table) and through one seeded
+    cache (the seeds, then what it learns).  ignore_merges files (llama3_style) build no table."""
+    from test_premerge import switched
+
     fix = request.getfixturevalue(name)
     ours, hf = fix if name == "deepseek" else pair(fix)
-    lib = ours._model._lib
+    ffi, lib = ours._model._ffi, ours._model._lib
     vocab = hf.get_vocab()
     if name == "llama3_style":
         assert lib.hfb_selfs_size(ours._model._model) == 0
@@ -1197,6 +1203,8 @@ def test_first_sight_vocabulary_pieces(name, request):
     if name == "deepseek":
         tokens = tokens[::7]  # every 7th of 128K (and their neighbours below)
     model = hf._tokenizer.model if hasattr(hf, "_tokenizer") else hf.model
+    seeded = ffi.gc(lib.hfb_cache_new(), lib.hfb_cache_free)
+    seeds = lib.hfb_seeds()
     checked = 0
     for t in tokens:
         raw = _raw(t)
@@ -1204,9 +1212,13 @@ def test_first_sight_vocabulary_pieces(name, request):
             continue
         for piece in (t, t[1:], t[:-1], t + t[:2]):
             want = [x.id for x in model.tokenize(piece)]
-            assert _model_ids(ours, _raw(piece)) == want, piece
+            with switched(lib.hfb_set_seed, False):
+                assert _model_ids(ours, _raw(piece)) == want, piece
+            assert _model_ids(ours, _raw(piece), seeded) == want, piece
         checked += 1
     assert checked > len(tokens) // 2
+    made = lib.hfb_seeds() - seeds
+    assert made == min(lib.hfb_selfs_size(ours._model._model), (1 << 17) // 2)
 
 
 def test_first_sight_pieces_hypothesis(deepseek):

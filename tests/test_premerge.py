@@ -135,7 +135,7 @@ def test_context_decides(name):
                 assert e._encode_single_piece(w) == t._encode_single_piece(w), (setting, w)
 
 
-@pytest.mark.parametrize("setter", ["bpe_set_premerge", "hfb_set_premerge"])
+@pytest.mark.parametrize("setter", ["bpe_set_premerge", "hfb_set_premerge", "bpe_set_piece_seed", "hfb_set_seed"])
 def test_switch_reports_previous_setting(setter):
     setter = getattr(lib, setter)
     with switched(setter, False):

@@ -72,6 +72,12 @@ size_t bpe_long_window_failures(void); /* how many junctions needed a back-off (
    process started, how many runs took the guess and how many went on to the windows. */
 void bpe_set_run_guess(size_t n);
 void bpe_run_stats(size_t *taken, size_t *declined);
+/* Whether a thread's new piece cache starts with the vocabulary's short tokens (bpe.c,
+   seed_pieces; on by default; caches made afterwards follow it): the ids are the same either
+   way, which tests check by turning it off. Returns the previous setting. And how many entries
+   have been seeded since the process started (statistics). */
+int bpe_set_piece_seed(int on);
+size_t bpe_piece_seeds(void);
 /* Whether merges start from pre-merged characters (bpe.c, "pre-merged characters"; on by
    default): the ids are the same either way, which tests check by turning it off. Returns the
    previous setting. */

@@ -62,6 +62,12 @@ int hfb_build_selfs(hfb_model *m, const uint8_t *tokens, size_t n, uint8_t sep, 
                     const int16_t *byte_of, size_t n_byte_of);
 /* The number of tokens in that table (diagnostics, tests). */
 size_t hfb_selfs_size(const hfb_model *m);
+/* Whether a cache made for a model (its first encode on a thread) starts with the tokens of
+   that table, up to half its slots (hf_bpe.c, seed_cache; on by default): the ids are the
+   same either way, which tests check by turning it off. Returns the previous setting. And how
+   many entries have been seeded since the process started (statistics). */
+int hfb_set_seed(int on);
+size_t hfb_seeds(void);
 /* Byte mode, after hfb_set_bytes: tables that let the merge of a piece start from its two-
    and three-byte characters already merged, where that gives the same ids (hf_bpe.c,
    "pre-merged characters"), from the vocabulary records (as hfb_vocab_lengths) and the
