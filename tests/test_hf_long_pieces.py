@@ -191,7 +191,9 @@ def test_one_id_for_two_strings_stale_heap_entry():
 
 def test_shared_ids_random():
     """Random vocabularies where a token and a longer one share an id (as above, by chance),
-    merges in random order: every piece as tokenizers merges it."""
+    merges in random order: every piece as tokenizers merges it, and (found by a fuzz campaign
+    in session 23) the offsets of `encode`: a token's end is not its start plus its id's length
+    when the id is given to strings of two lengths."""
     rng = random.Random("shared ids, stale entries")
     letters = "abcxy"
     for _ in range(300):
@@ -222,6 +224,21 @@ def test_shared_ids_random():
         texts = ["".join(rng.choices(letters, k=rng.randint(1, 12))) for _ in range(30)]
         assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == \
             [e.ids for e in hf.encode_batch_fast(texts)], js
+        want = [(e.ids, e.offsets) for e in hf.encode_batch(texts)]
+        assert [(e.ids, e.offsets) for e in (ours.encode(t) for t in texts)] == want, js
+        assert [(e.ids, e.offsets) for e in ours.encode_batch(texts, num_threads=1)] == want, js
+
+
+def test_shared_id_of_two_lengths_offsets():
+    """One id for "ü" (2 bytes, merged) and a 3-byte string: the token's end is where its
+    merged bytes end, not its start plus the id's last listed length (which put the end past
+    the piece and read the next start one entry past the text's code point index)."""
+    vocab = {c: b for b, c in enumerate(BYTE_LEVEL)}
+    vocab.update({"Ã¼": 275, "Ĺ¥a": 275})
+    js = byte_level_bpe_json(vocab, ["Ã ¼"])
+    hf = HFTokenizer.from_str(js)
+    assert hf.encode("üb").offsets == [(0, 1), (1, 2)]
+    check(js, hf, ["üb", "büb", "ü ü", "üüüb" * 40, "Ĺ¥a ü"])
 
 
 @pytest.mark.parametrize("which", ["gpt2_style", "deepseek"])
