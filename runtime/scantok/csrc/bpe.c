@@ -1413,13 +1413,18 @@ int bpe_set_piece_seed(int on) { return __atomic_exchange_n(&piece_seed_on, on ?
 
 size_t bpe_piece_seeds(void) { return __atomic_load_n(&piece_seeds, __ATOMIC_RELAXED); }
 
+/* The length of rank r's token if the piece cache can hold it as a piece, else 0. */
+static inline uint32_t seed_len(const bpe_table *t, uint32_t r) {
+    uint32_t len = t->dec_len[r];
+    return len != NONE && len <= PC_MAXLEN ? len : 0;
+}
+
 static void seed_pieces(const bpe_table *t, bpe_cache *c) {
     if (!__atomic_load_n(&piece_seed_on, __ATOMIC_RELAXED) || !t->dec_len) return;
     size_t budget = ((size_t)1 << c->pc_bits) / 2, count = 0;
     uint32_t end = t->dec_n; /* ranks below end are seeded */
     for (uint32_t r = 0; r < t->dec_n; r++) {
-        uint32_t len = t->dec_len[r];
-        if (len == NONE || len == 0 || len > PC_MAXLEN) continue;
+        if (!seed_len(t, r)) continue;
         if (++count > budget) {
             end = r;
             count--;
@@ -1433,8 +1438,8 @@ static void seed_pieces(const bpe_table *t, bpe_cache *c) {
     for (uint32_t r = end; r > 0;) {
         size_t g = 0;
         while (r > 0 && g < GROUP) {
-            uint32_t q = --r, len = t->dec_len[q];
-            if (len == NONE || len == 0 || len > PC_MAXLEN) continue;
+            uint32_t q = --r, len = seed_len(t, q);
+            if (!len) continue;
             uint64_t k0, k1;
             pc_key_of(t->dec_blob + t->dec_off[q], len, &k0, &k1);
             ents[g] = (pc_ent){k0, k1, {q, 0, 0}, (uint8_t)len, 1, {0, 0}};
