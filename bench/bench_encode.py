@@ -347,15 +347,32 @@ def short_latency(args, skipped) -> str:
     return "\n".join(lines)
 
 
-def interleaved(adapters, mode: str, repeat: int):
-    """(library, mode function, fresh instance) for each run: the runs interleave the
+def interleaved(adapters, mode, repeat: int):
+    """(library, mode, mode function, fresh instance) for each run: the runs interleave the
     libraries (run 1 of each, then run 2 of each, ...), so a slow spell of this shared
-    machine falls on all of them alike."""
+    machine falls on all of them alike. `mode` may be a tuple of modes, whose runs then
+    interleave too (each library's run of each mode, then the next library's)."""
+    modes_wanted = mode if isinstance(mode, tuple) else (mode,)
     for _ in range(repeat):
         for lib, (make, modes) in adapters.items():
-            fn = modes.get(mode)
-            if fn is not None:
-                yield lib, fn, make()
+            for m in modes_wanted:
+                fn = modes.get(m)
+                if fn is not None:
+                    yield lib, m, fn, make()
+
+
+def mode_groups(modes: list[str]) -> list[tuple[str, ...]]:
+    """The modes in the groups whose runs interleave: the two batches together, so that the
+    2-thread / 1-thread ratio compares runs made next to each other (on this VM a slow spell
+    of a few seconds had fallen on all the runs of one and none of the other)."""
+    groups, batches = [], tuple(m for m in modes if m in ("batch1", "batch2"))
+    for m in modes:
+        if m in batches:
+            if m == batches[0]:
+                groups.append(batches)
+        else:
+            groups.append((m,))
+    return groups
 
 
 def load_corpora(args) -> dict[str, tuple[str, str]]:
@@ -412,7 +429,7 @@ def bench_steady(args, adapters_by_enc, corpora):
                 if mode not in STEADY_MODES:
                     continue
                 runs: dict[str, list[tuple[float, float]]] = {}
-                for lib, fn, inst in interleaved(adapters, mode, args.repeat):
+                for lib, _, fn, inst in interleaved(adapters, mode, args.repeat):
                     for d in warm_docs:
                         fn(inst, d)
                     gc.collect()  # see the module docstring
@@ -486,36 +503,36 @@ def bench(args):
         args.adapters_by_enc[enc] = (adapters, oracle)
         for corpus, (warm, timed) in (corpora.items() if "first" in args.protocols else ()):
             data_mb = len(timed.encode("utf-8")) / 1e6
-            docs = documents(timed)
-            for mode in args.modes:
-                arg = docs if mode.startswith("batch") else timed
-                warm_arg = documents(warm) if mode.startswith("batch") else warm
-                times: dict[str, list[float]] = {}
+            docs, warm_docs = documents(timed), documents(warm)
+            for group in mode_groups(args.modes):
+                times: dict[tuple[str, str], list[float]] = {}
                 outs = {}
-                for lib, fn, inst in interleaved(adapters, mode, args.repeat):
-                    fn(inst, warm_arg)
+                for lib, mode, fn, inst in interleaved(adapters, group, args.repeat):
+                    batch = mode.startswith("batch")
+                    fn(inst, warm_docs if batch else warm)
                     gc.collect()  # see the module docstring
-                    clock = CLOCK["wall" if mode.startswith("batch") else args.clock]
+                    clock = CLOCK["wall" if batch else args.clock]
                     with gc_paused():
                         t0 = clock()
-                        out = fn(inst, arg)
-                        times.setdefault(lib, []).append(clock() - t0)
+                        out = fn(inst, docs if batch else timed)
+                        times.setdefault((lib, mode), []).append(clock() - t0)
                     # kept for the exactness check: the run before it of the same library is
                     # freed here, out of the timing (a 1 M-id list of lists takes ms to free)
-                    outs[lib] = out
+                    outs[(lib, mode)] = out
                     del out
                     del inst
-                want = None
-                for lib, ts in times.items():
+                wants = {}
+                for (lib, mode), ts in times.items():
                     key = (enc, lib, corpus, mode)
+                    batch = mode.startswith("batch")
                     results[key] = data_mb / statistics.median(ts)
                     if oracle is not None:
-                        if want is None:
-                            want = (oracle.encode_ordinary_batch(docs, num_threads=2) if mode.startswith("batch")
-                                    else oracle.encode_ordinary(timed))
-                        out = outs.pop(lib)
-                        got = [as_list(x) for x in out] if mode.startswith("batch") else as_list(out)
-                        exact[key] = got == want
+                        if batch not in wants:
+                            wants[batch] = (oracle.encode_ordinary_batch(docs, num_threads=2) if batch
+                                            else oracle.encode_ordinary(timed))
+                        out = outs.pop((lib, mode))
+                        got = [as_list(x) for x in out] if batch else as_list(out)
+                        exact[key] = got == wants[batch]
                     print(f"  {enc:12s} {lib:10s} {corpus:6s} {mode:7s} {results[key]:8.1f} MB/s"
                           f"{'' if exact.get(key, True) else '  (ids differ from tiktoken!)'}",
                           file=sys.stderr, flush=True)

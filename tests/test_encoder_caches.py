@@ -65,6 +65,36 @@ def test_every_merge_path_matches_tiktoken(impl, name):
         force_impl(original)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_pieces_of_two_to_four_bytes_match_tiktoken(seed):
+    """Pieces of 2 to 4 bytes that are not a token are merged by rule (bpe.c, merge_tiny): every
+    such piece over a 3-letter alphabet, under random vocabularies of 2- and 3-byte tokens at
+    random ranks (some 4-byte ones too, so that pieces that are tokens are not merged), alone
+    (a first sight) and again in one text (cache hits)."""
+    import itertools
+
+    import tiktoken
+
+    rng = random.Random(seed)
+    ranks = {bytes([b]): b for b in range(256)}
+    for n, share in ((2, 0.6), (3, 0.4), (4, 0.1)):
+        for t in itertools.product(b"abc", repeat=n):
+            if rng.random() < share:
+                ranks[bytes(t)] = 0  # ranked below
+    longer = [t for t in ranks if len(t) > 1]
+    rng.shuffle(longer)
+    for r, t in enumerate(longer):
+        ranks[t] = 256 + r
+    pat = r"[abc]+|[^abc]+"
+    enc = scantok.Encoding(f"tiny{seed}", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    ref = tiktoken.Encoding(f"tiny{seed}", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    pieces = ["".join(t) for n in (2, 3, 4) for t in itertools.product("abc", repeat=n)]
+    for piece in pieces:
+        same(enc.encode_ordinary(piece), ref.encode_ordinary(piece), piece)
+    text = " ".join(pieces)
+    same(enc.encode_ordinary(text), ref.encode_ordinary(text), text)
+
+
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
 @given(seed=st.integers(0, 2**32 - 1), alphabet=st.sampled_from(["abcdefgh", "abcdefghijklmnopqrstuvwxyz ", "éa日本語ab", "0123456789.,"]))
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
