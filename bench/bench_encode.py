@@ -21,7 +21,9 @@ Method (peers with piece caches look several times faster when they re-encode a 
   time, and its ratio to the 1-thread one needs both on one clock);
 * figures are **medians** of ``--repeat`` runs, in MB/s of UTF-8 input, with the ratio to
   tiktoken measured in the same run; the runs interleave the libraries (run 1 of each, then
-  run 2 of each, ...), so a slow spell of a shared machine falls on all of them alike;
+  run 2 of each, ...), so a slow spell of a shared machine falls on all of them alike, and a
+  library's 1-thread and 2-thread batches alternate, so that their ratio compares runs made
+  next to each other;
 * modes: ``list`` (``encode_ordinary`` returning a Python list), ``numpy`` (uint32 array),
   ``batch1``/``batch2`` (``encode_ordinary_batch`` on the corpus split into ~4 KB documents,
   1 and 2 threads);
