@@ -37,6 +37,13 @@ fuzz: fuzz-tiktoken
 fuzz-tiktoken:
 	$(PYTHON) tests/fuzz_tiktoken_surface.py --seconds $${FUZZ_SECONDS:-600}
 
+# Part of `make fuzz`: the BPE encoder on random vocabularies in random rank order, under random
+# switches (seeds, pre-merge, cache size, windows, run guesses), against tiktoken.
+.PHONY: fuzz-random-vocab
+fuzz: fuzz-random-vocab
+fuzz-random-vocab:
+	$(PYTHON) tests/fuzz_random_vocab.py --seconds $${FUZZ_SECONDS:-600}
+
 # Part of `make fuzz`: scantok.Tokenizer against tokenizers, and the batch encoder against
 # tiktoken, on text of every CPython str kind (the str -> UTF-8 converter's paths).
 .PHONY: fuzz-hf

@@ -1,9 +1,12 @@
-"""The common start of the differential fuzz scripts (fuzz_hf, fuzz_hf_components): the oracle
+"""The common start of the differential fuzz scripts (fuzz_hf, fuzz_hf_components; their
+arguments for fuzz_tiktoken_surface and fuzz_random_vocab too): the oracle
 on one thread (set before tokenizers loads), where the shared data is, and the comparable forms
 of outcomes and of an Encoding's mappings (the tests use them too)."""
 from __future__ import annotations
 
+import argparse
 import os
+import time
 from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
@@ -56,3 +59,16 @@ def mappings(e, limit: int = 48, exact_sequence: bool = False) -> list:
         out += [(e.word_to_tokens(w, s), e.word_to_chars(w, s)) for w in range(min(words, limit))]
         out += [(e.char_to_token(c, s), e.char_to_word(c, s)) for c in range(min(chars, limit))]
     return out
+
+
+def campaign_args(argv=None) -> argparse.Namespace:
+    """--seconds, --examples and --seed, as the campaigns take them: a bound on time or on
+    examples (60 seconds when neither is given), and a seed (the clock's by default)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--examples", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    args = ap.parse_args(argv)
+    if args.seconds is None and args.examples is None:
+        args.seconds = 60.0
+    return args

@@ -12,7 +12,6 @@ and any mismatch (with the input's repr); exit status 1 if any.
 """
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
@@ -22,19 +21,14 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
 import scantok  # noqa: E402
+from fuzz_setup import campaign_args  # noqa: E402
 
 from strategies import INVALID_UTF8, random_bytes, random_text  # noqa: E402
 from test_encoding_oracle import ENCODING_NAMES, SPECIAL_FRAGMENTS, tiktoken_encoding, vocab_dir  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=None)
-    ap.add_argument("--examples", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=int(time.time()))
-    args = ap.parse_args()
-    if args.seconds is None and args.examples is None:
-        args.seconds = 60.0
+    args = campaign_args()
     vocab_dir()
     rng = random.Random(args.seed)
     encs = {n: (scantok.get_encoding(n), tiktoken_encoding(n)) for n in ENCODING_NAMES}

@@ -398,6 +398,22 @@ def random_bytes(rng: random.Random, max_fragments: int = 60) -> bytes:
 HF_WHITESPACE_PATTERN = r"\w+|[^\w\s]+"
 
 
+def random_vocabulary(rng: random.Random, alphabet: Sequence[str], *, tokens: tuple[int, int] = (20, 300),
+                      max_len: int = 7, cut_from: int = 8) -> dict[bytes, int]:
+    """A tiktoken-style vocabulary no BPE training would make: every byte, and between tokens[0]
+    and tokens[1] byte strings of 2 to max_len bytes cut anywhere from random text of cut_from
+    characters of alphabet (so that tokens straddle characters, end inside them and hold them
+    whole), ranked in random order (so that a token need not merge back into itself)."""
+    found = {bytes([b]) for b in range(256)}
+    for _ in range(rng.randint(*tokens)):
+        text = "".join(rng.choices(alphabet, k=cut_from)).encode()
+        i = rng.randrange(len(text) - 1)
+        found.add(text[i : i + rng.randint(2, max_len)])
+    order = list(found)
+    rng.shuffle(order)
+    return {t: r for r, t in enumerate(order)}
+
+
 @functools.lru_cache(maxsize=1)
 def reference_patterns() -> dict[str, str]:
     """``{scanner name: pattern}`` read from tiktoken_ext.openai_public (without loading vocab)."""

@@ -19,6 +19,7 @@ from scantok._native import lib
 from scantok.registry import _load_encoding
 from conftest import available_impls, current_impl, force_impl
 from strategies import describe_mismatch
+from strategies import random_vocabulary as random_vocabulary_over
 from test_encoding_oracle import tiktoken_encoding, vocab_dir
 
 NAMES = ["o200k_base", "cl100k_base", "r50k_base"]
@@ -159,18 +160,9 @@ ALPHABET = ["a", "b", " ", "é", "ü", "п", "р", "日", "本", "€"]
 
 
 def random_vocabulary(rng: random.Random) -> dict[bytes, int]:
-    """Every byte, and byte strings cut from random text over a few one-, two- and three-byte
-    characters anywhere (so that tokens straddle characters, end inside them and hold them
-    whole), with ranks in random order: the conditions are checked on vocabularies that no
-    BPE training would make, as a custom Encoding may have."""
-    tokens = {bytes([b]) for b in range(256)}
-    for _ in range(rng.randint(20, 300)):
-        text = "".join(rng.choices(ALPHABET, k=8)).encode()
-        i = rng.randrange(len(text) - 1)
-        tokens.add(text[i : i + rng.randint(2, 7)])
-    order = list(tokens)
-    rng.shuffle(order)
-    return {t: r for r, t in enumerate(order)}
+    """The conditions are checked on vocabularies that no BPE training would make, as a custom
+    Encoding may have (strategies.random_vocabulary over ALPHABET)."""
+    return random_vocabulary_over(rng, ALPHABET)
 
 
 def test_random_vocabularies_equal_tiktoken():

@@ -4,6 +4,7 @@ scanner tests against it.
     python tests/sanitize/run.py [--keep] [pytest args ...]      # what `make sanitize` runs
     python tests/sanitize/run.py --fuzz 300 [fuzz args ...]      # the fuzz campaign under ASan
     python tests/sanitize/run.py --fuzz-encoder 300 [args ...]   # the encoder's campaign under ASan
+    python tests/sanitize/run.py --fuzz-random-vocab 300 [args ...]  # random vocabularies under ASan
 
 1. copies ``runtime/scantok`` (Python files only) into a temporary folder;
 2. compiles the same sources and cdef as ``build/build_native.py`` (the committed generated C
@@ -120,7 +121,8 @@ def main() -> int:
     keep = "--keep" in argv
     fuzz_seconds = None
     fuzz_script = "tests/fuzz_scanner.py"
-    for flag, script in (("--fuzz", "tests/fuzz_scanner.py"), ("--fuzz-encoder", "tests/fuzz_encoder.py")):
+    for flag, script in (("--fuzz", "tests/fuzz_scanner.py"), ("--fuzz-encoder", "tests/fuzz_encoder.py"),
+                         ("--fuzz-random-vocab", "tests/fuzz_random_vocab.py")):
         if flag in argv:
             i = argv.index(flag)
             fuzz_seconds, fuzz_script = argv[i + 1], script
