@@ -90,8 +90,8 @@ class Switches:
         lib.bpe_set_run_guess(0)
 
 
-def main() -> int:
-    args = campaign_args()
+def main(argv=None) -> int:
+    args = campaign_args(argv)
     rng = random.Random(args.seed)
     counts = {"vocabularies": 0, "texts": 0, "calls": 0}
     mismatches: list[str] = []
