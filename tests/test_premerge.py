@@ -19,7 +19,7 @@ from scantok._native import lib
 from scantok.registry import _load_encoding
 from conftest import available_impls, current_impl, force_impl
 from strategies import describe_mismatch
-from strategies import random_vocabulary as random_vocabulary_over
+from strategies import random_vocabulary
 from test_encoding_oracle import tiktoken_encoding, vocab_dir
 
 NAMES = ["o200k_base", "cl100k_base", "r50k_base"]
@@ -159,19 +159,14 @@ def test_hypothesis_mixed_scripts(name, words):
 ALPHABET = ["a", "b", " ", "é", "ü", "п", "р", "日", "本", "€"]
 
 
-def random_vocabulary(rng: random.Random) -> dict[bytes, int]:
-    """The conditions are checked on vocabularies that no BPE training would make, as a custom
-    Encoding may have (strategies.random_vocabulary over ALPHABET)."""
-    return random_vocabulary_over(rng, ALPHABET)
-
-
 def test_random_vocabularies_equal_tiktoken():
     import tiktoken
 
     rng = random.Random("random vocabularies")
     checked = 0
     for k in range(150):
-        ranks = random_vocabulary(rng)
+        # vocabularies no BPE training would make, as a custom Encoding may have
+        ranks = random_vocabulary(rng, ALPHABET)
         kwargs = dict(pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
         want_enc = tiktoken.Encoding(f"random{k}", **kwargs)
         for setting in (True, False):

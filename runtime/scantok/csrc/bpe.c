@@ -1090,10 +1090,16 @@ static merge_fn merge_for_impl(void) {
     return merge_small_scalar;
 }
 
+/* c's 3-/4-byte filter, made on its first merge; NULL without memory (merges go without it) */
+static inline const uint64_t *filter_of(const bpe_table *t, bpe_cache *c) {
+    if (!c->short_filter) c->short_filter = short_filter_make(t);
+    return c->short_filter;
+}
+
 static inline int merge_small(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
                               bpe_buf *out) {
     if (!c) return merge_small_scalar(t, c, p, len, out);
-    if (!c->short_filter) c->short_filter = short_filter_make(t); /* NULL: merges without it */
+    filter_of(t, c);
     return c->merge(t, c, p, len, out);
 }
 
@@ -1103,10 +1109,7 @@ static int merge_any(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t 
 static inline int merge_window(const bpe_table *t, bpe_cache *c, const uint8_t *p, size_t len,
                                bpe_buf *out) {
 #ifdef HAVE_ARGMIN_AVX2
-    if (c && c->merge == merge_small_avx2) {
-        if (!c->short_filter) c->short_filter = short_filter_make(t);
-        if (c->short_filter) return merge_window_avx2(t, c, p, len, out);
-    }
+    if (c && c->merge == merge_small_avx2 && filter_of(t, c)) return merge_window_avx2(t, c, p, len, out);
 #endif
     return merge_any(t, c, p, len, out);
 }
