@@ -167,6 +167,59 @@ def test_sentencepiece_style_words(byte_fallback, unk, fuse_unk):
         check(json.dumps(j), texts)
 
 
+def word_longs(tok) -> tuple[int, int]:
+    """(kept, hits) of the store of long words in this thread's cache of tok's model."""
+    from scantok._native import ffi, lib
+
+    kept, hits = ffi.new("size_t *"), ffi.new("size_t *")
+    lib.hfb_cache_word_longs(tok._model.cache(), kept, hits)
+    return kept[0], hits[0]
+
+
+def test_long_words_from_the_store():
+    """Words of 25-512 bytes (after an indentation of "▁", three bytes each; across a line
+    break, where there is no cut) are kept per thread as short ones are: the same tokens and
+    offsets as tokenizers on a fresh tokenizer and on a warm one, with fallback bytes and
+    unknown characters inside some (those are merged every time: a hit gives its offsets from
+    the tokens' lengths), and with more distinct long words than the store has slots (2^14,
+    replaced on collision). Blocks over 256 bytes are not kept."""
+    rng = random.Random("long words")
+    js = train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)
+    model = scantok.Tokenizer.from_str(js)._model
+    model._chars_ready()
+    vocab = json.loads(js)["model"]["vocab"]
+    assert model._chars_cut
+    known = [c for c in "abcdeéxyz的是" if c in vocab]  # kept words are of known characters only
+    assert len(known) >= 6
+    words = ["".join(rng.choices(known, k=rng.randint(6, 60))) for _ in range(300)]
+    words[::10] = [w[:5] + "\n" + w[5:] for w in words[::10]]  # across a line break
+    words[1::10] = [w[:5] + "😀" + w[5:] for w in words[1::10]]  # fallback bytes: not kept
+    indented = [" " * rng.choice([4, 8, 12, 16]) + w for w in words]
+    texts = [" ".join(rng.choices(indented, k=rng.randint(1, 40))) for _ in range(60)]
+    texts += [t[:200] + "😀ꙮ\n" + t[:300] for t in texts[:8]]
+    check(js, texts + texts[::-1])
+    ours, hf = scantok.Tokenizer.from_str(js), HFTokenizer.from_str(js)
+    want = [e.ids for e in hf.encode_batch_fast(texts)]
+    assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == want
+    kept, hits = word_longs(ours)
+    assert kept > 100 and hits > 300  # the texts repeat the same long words (blocks of <= 256 bytes)
+    assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == want
+    assert word_longs(ours)[1] > hits
+    got = [ours.encode(t) for t in texts]
+    want_enc = [hf.encode(t) for t in texts]
+    assert [e.offsets for e in got] == [e.offsets for e in want_enc]
+    assert [e.tokens for e in got] == [e.tokens for e in want_enc]
+    # 20,000 distinct long words, each twice: most slots are taken again before the repeat
+    many = [" " * 8 + "".join(rng.choices(known, k=rng.randint(18, 40))) for _ in range(20000)]
+    docs = [" ".join(many[i:i + 400]) for i in range(0, len(many), 400)]
+    docs += docs[::-1]
+    want = [e.ids for e in hf.encode_batch_fast(docs)]
+    fresh = scantok.Tokenizer.from_str(js)
+    assert [fresh.encode(d).ids for d in docs] == want  # on this thread: its cache is read below
+    assert word_longs(fresh)[0] > 15000
+    assert [e.ids for e in fresh.encode_batch_fast(docs, num_threads=2)] == want
+
+
 def _legacy(vocab: dict, merges: list, *, unk=None, byte_fallback=False) -> str:
     return json.dumps({"normalizer": {"type": "Sequence", "normalizers": [
         {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
