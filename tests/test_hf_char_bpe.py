@@ -167,6 +167,19 @@ def test_sentencepiece_style_words(byte_fallback, unk, fuse_unk):
         check(json.dumps(j), texts)
 
 
+def test_cuts_among_other_three_byte_characters():
+    """The cut before "▁" (E2 96 81) is looked for at each E2 byte: characters that share its
+    first one or two bytes ("▂" E2 96 82, "─" E2 94 80, "…" E2 80 A6, "€" E2 82 AC), next to
+    spaces, at the ends of a text and in runs, and texts of many more pieces than a batch
+    (16): the same tokens and offsets as tokenizers, cold and warm."""
+    rng = random.Random("e2 cuts")
+    js = train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=False)
+    alphabet = ["▂", "─", "…", "€", "▁", " ", "  ", "a", "b", "ab", "\n", "é"]
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(1, 300))) for _ in range(60)]
+    texts += ["▂", "▂ ", " ▂", "a▂ ▂a", "─" * 40, " " * 40 + "…", "€ " * 100, "a " * 500]
+    check(js, texts + texts[::-1])
+
+
 def word_longs(tok) -> tuple[int, int]:
     """(kept, hits) of the store of long words in this thread's cache of tok's model."""
     from scantok._native import ffi, lib

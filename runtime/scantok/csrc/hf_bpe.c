@@ -1663,6 +1663,44 @@ static int words_ready(const hfb_model *m, hfb_cache *c, int *nomem) {
     return 1;
 }
 
+/* Up to WORD_BATCH pieces of data[*a:n] as cuts[0] = *a < cuts[1] < ... (each the end of the
+   one before): one piece, the rest, without words; else each up to the next "▁" after a
+   character other than "▁", its set in the word cache asked for. Returns the number of cuts
+   (0: nothing left) and moves *a past the last piece. */
+enum { WORD_BATCH = 16 };
+static size_t next_words(const hfb_cache *c, int words, const uint8_t *data, size_t n, size_t *a,
+                         size_t cuts[WORD_BATCH + 1]) {
+    size_t k = 0, at = *a;
+    if (at >= n) return 0;
+    cuts[k++] = at;
+    while (at < n && k <= WORD_BATCH) {
+        size_t b = n;
+        if (words) {
+            /* a cut's "▁" is E2 96 81: look at the E2 bytes only */
+            for (size_t i = at + 1; i + 3 <= n; i++) {
+                const uint8_t *q = memchr(data + i, 0xE2, n - 2 - i);
+                if (!q) break;
+                i = (size_t)(q - data);
+                if (is_cut(q) && !(i >= 3 && is_cut(q - 3))) {
+                    b = i;
+                    break;
+                }
+            }
+            if (b - at <= CACHE_KEY) {
+                uint64_t key[3] = {0, 0, 0};
+                memcpy(key, data + at, b - at);
+                const cache_slot *set = &c->words[(key_hash(key, b - at) >> (64 - WORD_BITS)) & ~(size_t)1];
+                __builtin_prefetch(set);
+                __builtin_prefetch(set + 1);
+            }
+        }
+        cuts[k++] = b;
+        at = b;
+    }
+    *a = at;
+    return k;
+}
+
 int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
                            uint32_t *starts, uint32_t *ends) {
     if (!m->char_keys) return HFB_SLOW;
@@ -1678,27 +1716,29 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
             rc = HFB_SLOW;
             goto done;
         }
-        for (uint32_t j = 0; j < l; j++) char_of[i + j] = (uint32_t)nchars;
+        if (starts)
+            for (uint32_t j = 0; j < l; j++) char_of[i + j] = (uint32_t)nchars;
         i += l;
     }
     const int windows = m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED);
     int nomem = 0, words = windows && m->cut_words && words_ready(m, c, &nomem);
     if (nomem) goto done;
-    for (size_t a = 0; a < n;) {
-        size_t b = n;
-        if (words) /* the next "▁" after a character other than "▁" */
-            for (size_t i = a + 1; i + 3 <= n; i++)
-                if (is_cut(data + i) && !(i >= 3 && is_cut(data + i - 3))) {
-                    b = i;
-                    break;
-                }
-        int64_t k = chars_piece(m, c, words, windows, data, a, b, &w, ids + nt, w.blen + nt);
-        if (k < 0) {
-            rc = k;
-            goto done;
+    /* the pieces in batches: a batch's cuts are found, and their sets in the word cache asked
+       for, before the batch before it is merged */
+    size_t cuts[2][WORD_BATCH + 1], a = 0;
+    size_t ncut = next_words(c, words, data, n, &a, cuts[0]);
+    for (int cur = 0; ncut > 1; cur ^= 1) {
+        size_t nnext = next_words(c, words, data, n, &a, cuts[cur ^ 1]);
+        for (size_t p = 0; p + 1 < ncut; p++) {
+            int64_t k = chars_piece(m, c, words, windows, data, cuts[cur][p], cuts[cur][p + 1], &w, ids + nt,
+                                    w.blen + nt);
+            if (k < 0) {
+                rc = k;
+                goto done;
+            }
+            nt += (size_t)k;
         }
-        nt += (size_t)k;
-        a = b;
+        ncut = nnext;
     }
     /* offsets in characters, from the tokens' bytes counted one after another (a pending
        unknown token comes after the fallback bytes that followed it, as in tokenizers) */
