@@ -98,6 +98,9 @@ struct hfb_model {
     int fuse_unk, byte_fallback;
     const uint32_t *u8len; /* char mode: the UTF-8 length of every id's string (or NULL) */
     int cut_words;         /* char mode: pieces may be cut into words (hfb_set_chars) */
+    /* char mode: the merge of two ASCII characters' tokens, by the two characters (128 x 128,
+       as byte_pairs for bytes; NULL: none), for a piece's first pairs (hfb_set_chars) */
+    byte_pair_t *chr_pairs;
     /* char mode with continuing_subword_prefix / end_of_word_suffix (hfb_set_char_affixes):
        per slot of char_keys the ids of prefix + c, c + suffix and prefix + c + suffix
        (UINT32_MAX: none), 3 a slot; the prefix's UTF-8 length; which affixes the model has */
@@ -232,6 +235,7 @@ void hfb_free(hfb_model *m) {
     free(m->char_keys);
     free(m->char_ids);
     free(m->char_aff);
+    free(m->chr_pairs);
     vt_free(m->words);
     free(m);
 }
@@ -258,6 +262,8 @@ int hfb_add_merges(hfb_model *m, const uint32_t *a, const uint32_t *b, const uin
                    size_t n) {
     selfs_drop(m);
     premerge_drop(m);
+    free(m->chr_pairs); /* made again by hfb_set_chars */
+    m->chr_pairs = NULL;
     size_t used = 0;
     for (size_t i = 0; i <= m->mask; i++) used += m->pairs[i].key != EMPTY_KEY;
     if (2 * (used + n) > m->mask + 1) return -1; /* sized by hfb_new's n_merges */
@@ -435,16 +441,22 @@ static __attribute__((noinline)) size_t premerge_piece(const hfb_model *m, const
    stay where they are (a merged-away one gets rank NO_RANK and leaves the list next/prev), so
    a merge moves nothing: the scan runs over the first n - 1 slots in position order, which
    keeps ties leftmost.  Compacted at the end.  raw, if not NULL, holds the piece's bytes
-   (ids[i] is byte raw[i]'s symbol): the first pairs come from the byte-pair table. */
-static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
-                           const uint8_t *raw) {
+   (ids[i] is byte raw[i]'s symbol): the first pairs come from the byte-pair table; else key,
+   if not NULL, says which symbols are an ASCII character's token (key[i] < 0x80, the
+   character): pairs of two such come from chr_pairs. */
+static size_t merge_linear_key(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
+                               const uint8_t *raw, const uint8_t *key) {
     uint32_t rank[LINEAR_MAX], nid[LINEAR_MAX];
     uint8_t next[LINEAR_MAX], prev[LINEAR_MAX];
     if (n < 2) return n;
-    const byte_pair_t *bp = raw ? m->byte_pairs : NULL;
+    const byte_pair_t *bp = raw ? m->byte_pairs : NULL, *cp = key && !raw ? m->chr_pairs : NULL;
     for (size_t i = 0; i + 1 < n; i++) {
         if (bp) {
             const byte_pair_t *e = &bp[(uint32_t)raw[i] << 8 | raw[i + 1]];
+            rank[i] = e->rank;
+            nid[i] = e->new_id;
+        } else if (cp && (key[i] | key[i + 1]) < 0x80) {
+            const byte_pair_t *e = &cp[(uint32_t)key[i] << 7 | key[i + 1]];
             rank[i] = e->rank;
             nid[i] = e->new_id;
         } else
@@ -520,6 +532,11 @@ static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, si
         }
     }
     return k;
+}
+
+static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
+                           const uint8_t *raw) {
+    return merge_linear_key(m, ids, lens, n, raw, NULL);
 }
 
 typedef struct {
@@ -1432,6 +1449,8 @@ static inline size_t char_slot(uint32_t cp, size_t mask) {
     return (size_t)(((uint64_t)cp * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 }
 
+static inline int64_t char_id(const hfb_model *m, uint32_t cp, unsigned kind);
+
 int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t n,
                   const int32_t *fallback, int64_t unk_id, int fuse_unk, const uint32_t *u8len,
                   int cut_words) {
@@ -1457,6 +1476,14 @@ int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t
     m->fuse_unk = fuse_unk != 0;
     m->u8len = u8len;
     m->cut_words = cut_words != 0 && u8len;
+    free(m->chr_pairs);
+    m->chr_pairs = malloc(128 * 128 * sizeof *m->chr_pairs); /* NULL: the pair table alone */
+    for (uint32_t x = 0; m->chr_pairs && x < 128 * 128; x++) {
+        int64_t a = char_id(m, x >> 7, 0), b = char_id(m, x & 127, 0);
+        byte_pair_t *e = &m->chr_pairs[x];
+        e->rank = NO_RANK, e->new_id = 0;
+        if (a >= 0 && b >= 0) e->rank = pair_rank(m, (uint32_t)a, (uint32_t)b, &e->new_id);
+    }
     return 0;
 }
 
@@ -1510,7 +1537,7 @@ static inline int is_cut(const uint8_t *p) { return p[0] == 0xE2 && p[1] == 0x96
    unknown token) into sym[]/slen[] (byte lengths): their count, or -1 (tokenizers fails here:
    an unknown token named but not in the vocabulary). *plain: every one a character's token. */
 static int64_t symbolize(const hfb_model *m, const uint8_t *data, size_t a, size_t b, uint32_t *sym,
-                         uint32_t *slen, int *plain) {
+                         uint32_t *slen, uint8_t *key, int *plain) {
     size_t k = 0, unk_len = 0;
     int unk = 0; /* a pending unknown token of unk_len bytes */
     *plain = 1;
@@ -1526,32 +1553,35 @@ static int64_t symbolize(const hfb_model *m, const uint8_t *data, size_t a, size
         if (fb && kind) return -1; /* the bytes of the affixed string: the caller's path */
         for (uint32_t j = 0; fb && j < l; j++) fb = m->fallback[data[i + j]] >= 0;
         if (id >= 0) {
-            if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len, unk = 0;
+            if (unk) key[k] = 0xFF, sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len, unk = 0;
+            key[k] = l == 1 && !kind ? (uint8_t)c0 : 0xFF; /* an ASCII character's own token */
             sym[k] = (uint32_t)id, slen[k++] = l;
         } else if (fb) { /* as tokenizers: a pending unknown token stays pending */
             *plain = 0;
-            for (uint32_t j = 0; j < l; j++) sym[k] = (uint32_t)m->fallback[data[i + j]], slen[k++] = 1;
+            for (uint32_t j = 0; j < l; j++) key[k] = 0xFF, sym[k] = (uint32_t)m->fallback[data[i + j]], slen[k++] = 1;
         } else if (m->unk_id == -2) {
             return -1;
         } else if (m->unk_id >= 0) {
             *plain = 0;
             if (unk && m->fuse_unk) unk_len += l;
             else {
-                if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
+                if (unk) key[k] = 0xFF, sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
                 unk = 1, unk_len = l;
             }
         } else *plain = 0; /* no unknown token: the character is dropped */
         i += l;
     }
-    if (unk) sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
+    if (unk) key[k] = 0xFF, sym[k] = (uint32_t)m->unk_id, slen[k++] = (uint32_t)unk_len;
     return (int64_t)k;
 }
 
 /* Work arrays of a char-mode call over n bytes: symbols and their byte lengths, each token's
-   byte length (each at least one byte: n entries each), and merge_long's symbol counts (made
-   on the first long piece). */
+   byte length (each at least one byte: n entries each), which symbols are an ASCII
+   character's token (symbolize's key), and merge_long's symbol counts (made on the first long
+   piece). */
 typedef struct {
     uint32_t *sym, *slen, *blen, *counts;
+    uint8_t *ckey;
     size_t n;
 } chars_work;
 
@@ -1559,12 +1589,12 @@ static int chars_work_init(chars_work *w, size_t n) {
     memset(w, 0, sizeof *w);
     w->n = n;
     w->sym = malloc(n * sizeof *w->sym), w->slen = malloc(n * sizeof *w->slen);
-    w->blen = malloc(n * sizeof *w->blen);
-    return w->sym && w->slen && w->blen ? 0 : -1;
+    w->blen = malloc(n * sizeof *w->blen), w->ckey = malloc(n);
+    return w->sym && w->slen && w->blen && w->ckey ? 0 : -1;
 }
 
 static void chars_work_free(chars_work *w) {
-    free(w->sym), free(w->slen), free(w->blen), free(w->counts);
+    free(w->sym), free(w->slen), free(w->blen), free(w->counts), free(w->ckey);
     memset(w, 0, sizeof *w);
 }
 
@@ -1609,7 +1639,7 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         }
     }
     int plain;
-    int64_t k = symbolize(m, data, a, b, w->sym, w->slen, &plain);
+    int64_t k = symbolize(m, data, a, b, w->sym, w->slen, w->ckey, &plain);
     if (k < 0) return HFB_SLOW;
     size_t kt;
     if ((size_t)k > long_min && windows) {
@@ -1622,7 +1652,8 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
             blen[t] = bytes;
         }
     } else {
-        kt = merge_any(m, w->sym, w->slen, (size_t)k, NULL);
+        kt = (size_t)k <= LINEAR_MAX && m->unique_ids ? merge_linear_key(m, w->sym, w->slen, (size_t)k, NULL, w->ckey)
+                                                      : merge_any(m, w->sym, w->slen, (size_t)k, NULL);
         if (kt == SIZE_MAX) return HFB_NOMEM;
         memcpy(ids, w->sym, kt * sizeof *ids);
         memcpy(blen, w->slen, kt * sizeof *blen);
