@@ -444,8 +444,8 @@ static __attribute__((noinline)) size_t premerge_piece(const hfb_model *m, const
    (ids[i] is byte raw[i]'s symbol): the first pairs come from the byte-pair table; else key,
    if not NULL, says which symbols are an ASCII character's token (key[i] < 0x80, the
    character): pairs of two such come from chr_pairs. */
-static size_t merge_linear_key(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
-                               const uint8_t *raw, const uint8_t *key) {
+static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
+                           const uint8_t *raw, const uint8_t *key) {
     uint32_t rank[LINEAR_MAX], nid[LINEAR_MAX];
     uint8_t next[LINEAR_MAX], prev[LINEAR_MAX];
     if (n < 2) return n;
@@ -532,11 +532,6 @@ static size_t merge_linear_key(const hfb_model *m, uint32_t *ids, uint32_t *lens
         }
     }
     return k;
-}
-
-static size_t merge_linear(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n,
-                           const uint8_t *raw) {
-    return merge_linear_key(m, ids, lens, n, raw, NULL);
 }
 
 typedef struct {
@@ -647,8 +642,14 @@ static size_t merge_heap(const hfb_model *m, uint32_t *ids, uint32_t *lens, size
    changed into another pair with the same new id (vocabulary "ab" = "abx" = 10, merges "b x",
    "a b", "bx y", "a bx": in "abxy" the entry of (a, b) merges (a, bx) at (a, b)'s rank, [10, 3];
    the lowest rank first gives [0, 5]), and merge_heap_in checks entries as it does. */
+static size_t merge_any_key(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n, const uint8_t *raw,
+                            const uint8_t *key) {
+    return n <= LINEAR_MAX && m->unique_ids ? merge_linear(m, ids, lens, n, raw, key)
+                                            : merge_heap(m, ids, lens, n, raw);
+}
+
 static size_t merge_any(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n, const uint8_t *raw) {
-    return n <= LINEAR_MAX && m->unique_ids ? merge_linear(m, ids, lens, n, raw) : merge_heap(m, ids, lens, n, raw);
+    return merge_any_key(m, ids, lens, n, raw, NULL);
 }
 
 size_t hfb_merge(const hfb_model *m, uint32_t *ids, uint32_t *lens, size_t n) {
@@ -765,6 +766,17 @@ static size_t cache_allocs;
 
 size_t hfb_cache_allocs(void) { return __atomic_load_n(&cache_allocs, __ATOMIC_RELAXED); }
 
+/* size bytes, 2 MiB-aligned, on transparent huge pages where the system has them (tables
+   probed at random); freed with free(). */
+static void *huge_alloc(size_t size) {
+    void *p = NULL;
+    if (posix_memalign(&p, 1u << 21, size)) return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 hfb_cache *hfb_cache_new(void) {
     void *c = NULL;
     pthread_mutex_lock(&cache_pool_mu);
@@ -772,12 +784,8 @@ hfb_cache *hfb_cache_new(void) {
         if (cache_pool[i]) c = cache_pool[i], cache_pool[i] = NULL;
     pthread_mutex_unlock(&cache_pool_mu);
     if (!c) {
-        /* slots on cache lines (a set's two ways are two adjacent lines), on huge pages where
-           the system has them: the slots are probed at random */
-        if (posix_memalign(&c, 1u << 21, sizeof(hfb_cache))) return NULL;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-        madvise(c, sizeof(hfb_cache), MADV_HUGEPAGE);
-#endif
+        /* slots on cache lines (a set's two ways are two adjacent lines) */
+        if (!(c = huge_alloc(sizeof(hfb_cache)))) return NULL;
         __atomic_add_fetch(&cache_allocs, 1, __ATOMIC_RELAXED);
     }
     return memset(c, 0, sizeof(hfb_cache));
@@ -788,18 +796,6 @@ void hfb_cache_word_longs(const hfb_cache *c, size_t *kept, size_t *hits) {
     *hits = c ? c->word_long_hits : 0;
 }
 
-/* size zeroed bytes, 2 MiB-aligned on transparent huge pages where the system has them (a
-   table probed at random); freed with free(). */
-static void *huge_zalloc(size_t size) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    void *p = NULL;
-    if (posix_memalign(&p, 1u << 21, size)) return NULL;
-    madvise(p, size, MADV_HUGEPAGE);
-    return memset(p, 0, size);
-#else
-    return calloc(1, size);
-#endif
-}
 
 static void clear_longs(hfb_cache *c) {
     for (size_t i = 0; i < LONG_SLOTS; i++) {
@@ -830,6 +826,31 @@ void hfb_cache_free(hfb_cache *c) {
 
 static inline uint32_t *long_ids(long_entry *e) {
     return (uint32_t *)(void *)(e->bytes + ((e->len + 3u) & ~3u));
+}
+
+/* A long store's block of len bytes and k ids, in bytes. */
+static inline size_t long_size(size_t len, size_t k) {
+    return sizeof(long_entry) + ((len + 3u) & ~(size_t)3u) + k * sizeof(uint32_t);
+}
+
+/* The block in *slot if it holds the piece p[0:len], else NULL. */
+static inline long_entry *long_find(long_entry *const *slot, const uint8_t *p, size_t len) {
+    long_entry *e = *slot;
+    return e && e->len == len && memcmp(e->bytes, p, len) == 0 ? e : NULL;
+}
+
+/* The piece p[0:len] and its ids into *slot (replacing what was there); 0, or -1 when out of
+   memory, which only loses the entry (the caller has the ids). */
+static int long_put(long_entry **slot, const uint8_t *p, size_t len, const uint32_t *ids, size_t k) {
+    long_entry *e = malloc(long_size(len, k));
+    if (!e) return -1;
+    free(*slot);
+    e->len = (uint32_t)len;
+    e->nids = (uint32_t)k;
+    memcpy(e->bytes, p, len);
+    memcpy(long_ids(e), ids, k * sizeof *ids);
+    *slot = e;
+    return 0;
 }
 
 static inline uint64_t bytes_hash(const uint8_t *p, size_t len) {
@@ -1478,8 +1499,10 @@ int hfb_set_chars(hfb_model *m, const uint32_t *cps, const uint32_t *ids, size_t
     m->cut_words = cut_words != 0 && u8len;
     free(m->chr_pairs);
     m->chr_pairs = malloc(128 * 128 * sizeof *m->chr_pairs); /* NULL: the pair table alone */
+    int64_t ascii_id[128];
+    for (uint32_t x = 0; x < 128; x++) ascii_id[x] = char_id(m, x, 0);
     for (uint32_t x = 0; m->chr_pairs && x < 128 * 128; x++) {
-        int64_t a = char_id(m, x >> 7, 0), b = char_id(m, x & 127, 0);
+        int64_t a = ascii_id[x >> 7], b = ascii_id[x & 127];
         byte_pair_t *e = &m->chr_pairs[x];
         e->rank = NO_RANK, e->new_id = 0;
         if (a >= 0 && b >= 0) e->rank = pair_rank(m, (uint32_t)a, (uint32_t)b, &e->new_id);
@@ -1632,8 +1655,8 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         }
     } else if (words && b - a <= LONG_MAX) {
         lslot = &c->word_longs[bytes_hash(data + a, b - a) & (WORD_LONG_SLOTS - 1)];
-        long_entry *e = *lslot;
-        if (e && e->len == b - a && memcmp(e->bytes, data + a, b - a) == 0) {
+        long_entry *e = long_find(lslot, data + a, b - a);
+        if (e) {
             c->word_long_hits++;
             return word_hit(m, long_ids(e), e->nids, b - a, ids, blen);
         }
@@ -1652,8 +1675,7 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
             blen[t] = bytes;
         }
     } else {
-        kt = (size_t)k <= LINEAR_MAX && m->unique_ids ? merge_linear_key(m, w->sym, w->slen, (size_t)k, NULL, w->ckey)
-                                                      : merge_any(m, w->sym, w->slen, (size_t)k, NULL);
+        kt = merge_any_key(m, w->sym, w->slen, (size_t)k, NULL, w->ckey);
         if (kt == SIZE_MAX) return HFB_NOMEM;
         memcpy(ids, w->sym, kt * sizeof *ids);
         memcpy(blen, w->slen, kt * sizeof *blen);
@@ -1664,19 +1686,8 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         slot->klen = (uint32_t)(b - a);
         slot->nids = (uint32_t)kt;
         for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[j];
-    } else if (lslot && plain &&
-               sizeof(long_entry) + ((b - a + 3u) & ~(size_t)3u) + kt * sizeof(uint32_t) <= WORD_LONG_ENTRY) {
-        /* out of memory here only loses the entry: the result is already in ids */
-        long_entry *e = malloc(sizeof *e + ((b - a + 3u) & ~(size_t)3u) + kt * sizeof(uint32_t));
-        if (e) {
-            free(*lslot);
-            e->len = (uint32_t)(b - a);
-            e->nids = (uint32_t)kt;
-            memcpy(e->bytes, data + a, b - a);
-            memcpy(long_ids(e), ids, kt * sizeof *ids);
-            *lslot = e;
-            c->word_longs_kept++;
-        }
+    } else if (lslot && plain && long_size(b - a, kt) <= WORD_LONG_ENTRY) {
+        if (long_put(lslot, data + a, b - a, ids, kt) == 0) c->word_longs_kept++;
     }
     return (int64_t)kt;
 }
@@ -1687,9 +1698,12 @@ static int words_ready(const hfb_model *m, hfb_cache *c, int *nomem) {
     *nomem = 0;
     if (!c || !m->u8len) return 0;
     cache_sync(m, c);
-    if (!c->words && !(c->words = huge_zalloc(sizeof(cache_slot) << WORD_BITS))) {
-        *nomem = 1;
-        return 0;
+    if (!c->words) {
+        if (!(c->words = huge_alloc(sizeof(cache_slot) << WORD_BITS))) {
+            *nomem = 1;
+            return 0;
+        }
+        memset(c->words, 0, sizeof(cache_slot) << WORD_BITS);
     }
     return 1;
 }
@@ -1835,8 +1849,8 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
     long_entry **lslot = NULL;
     if (c && len > CACHE_KEY && len <= LONG_MAX) {
         lslot = &c->longs[bytes_hash(p, len) & (LONG_SLOTS - 1)];
-        long_entry *e = *lslot;
-        if (e && e->len == len && memcmp(e->bytes, p, len) == 0) {
+        long_entry *e = long_find(lslot, p, len);
+        if (e) {
             memcpy(out, long_ids(e), e->nids * sizeof *out);
             return e->nids;
         }
@@ -1880,18 +1894,8 @@ static __attribute__((noinline)) int64_t encode_cold(const hfb_model *m, hfb_cac
         slot->klen = (uint32_t)len;
         slot->nids = (uint32_t)k;
         for (size_t j = 0; j < k; j++) slot->ids[j] = out[j];
-    } else if (lslot) {
-        /* out of memory here only loses the entry: the result is already in out */
-        long_entry *e = malloc(sizeof *e + ((len + 3u) & ~3u) + k * sizeof(uint32_t));
-        if (e) {
-            free(*lslot);
-            e->len = (uint32_t)len;
-            e->nids = (uint32_t)k;
-            memcpy(e->bytes, p, len);
-            memcpy(long_ids(e), out, k * sizeof *out);
-            *lslot = e;
-        }
-    }
+    } else if (lslot)
+        long_put(lslot, p, len, out, k);
     return (int64_t)k;
 }
 
