@@ -10,7 +10,9 @@ over characters with byte fallback, Prepend + Replace normalizer, no pre-tokeniz
 is one piece), all trained here with tokenizers on the first 1 MB of each corpus; and the Llama
 2 style file trained as SentencePiece trains (``sp_style``: on words that start with "▁", so
 that no token joins two words, as in Llama 2's vocabulary), also saved as Gemma's files are
-(``gemma_style``: Replace alone) and as Mistral's (``mistral_style``: Metaspace, no split); and
+(``gemma_style``: Replace alone) and as Mistral's (``mistral_style``: Metaspace, no split), and
+with "\n" and "\t" in no token (``sp_bytes_style``: byte fallback's <0x0A> and <0x09>, as in
+Llama 2's and Mistral's vocabularies, so a word runs across each line break); and
 tokenizers' quicktour file (``quicktour_style``: BPE over characters with "[UNK]", Whitespace) and
 Falcon's layout (``falcon_style``: Punctuation, ByteLevel, Digits, Split, byte-level BPE), and a
 file trained with tokenizers' default Metaspace (``metaspace_style``: split before each "▁"),
@@ -352,7 +354,9 @@ def sentencepiece_style_file(shared: Path, out: str, layout: str = "legacy") -> 
     split) and saved as Llama 2's conversion is (Prepend + Replace, no pre-tokenizer): no token
     holds "▁" after another character, so scantok merges a document word by word.  layout
     "replace": saved as Gemma's files are (Replace alone); "metaspace": as transformers'
-    non-legacy conversions (Mistral's files: Metaspace, prepend_scheme "first", no split)."""
+    non-legacy conversions (Mistral's files: Metaspace, prepend_scheme "first", no split);
+    "bytes": the legacy layout without the tokens that hold "\n" or "\t" (nor their merges),
+    which byte fallback gives as <0x0A> and <0x09>, as Llama 2's and Mistral's files do."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
@@ -370,6 +374,13 @@ def sentencepiece_style_file(shared: Path, out: str, layout: str = "legacy") -> 
     elif layout == "metaspace":
         js["normalizer"] = None
         js["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
+    elif layout == "bytes":
+        model = js["model"]
+        keep = sorted((i, t) for t, i in model["vocab"].items() if "\n" not in t and "\t" not in t)
+        model["vocab"] = {t: k for k, (_, t) in enumerate(keep)}
+        model["merges"] = [m for m in model["merges"] if "\n" not in "".join(m) and "\t" not in "".join(m)]
+        for added in js["added_tokens"]:
+            added["id"] = model["vocab"][added["content"]]
     js["decoder"] = {"type": "Sequence", "decoders": [
         {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},
         {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
@@ -398,10 +409,10 @@ def main(argv=None) -> int:
     ap.add_argument("--corpora", default=",".join(CORPORA), help="shared corpora to time")
     ap.add_argument("--unseen", default="prose,c,intl", help="held-out texts to time: " + ",".join(UNSEEN))
     ap.add_argument("--files", default="deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,sp_style,"
-                    "gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
+                    "gemma_style,mistral_style,sp_bytes_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
                     "wordlevel_style,bert_wordlevel,bert_bpe,charbpe_style,spbpe_style",
                     help="tokenizer files to time: deepseek_v3,gpt2_style,prefix_style,qwen_style,llama2_style,"
-                    "sp_style,gemma_style,mistral_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
+                    "sp_style,gemma_style,mistral_style,sp_bytes_style,quicktour_style,falcon_style,metaspace_style,clip_style,"
                     "wordlevel_style,bert_wordlevel,bert_bpe,charbpe_style,spbpe_style")
     ap.add_argument("--long", default=",".join(LONG), help="long single pieces to time ('' for none): "
                     + ",".join(LONG))
@@ -420,6 +431,7 @@ def main(argv=None) -> int:
                  "sp_style": os.path.join(tmp, "sp_style.json"),
                  "gemma_style": os.path.join(tmp, "gemma_style.json"),
                  "mistral_style": os.path.join(tmp, "mistral_style.json"),
+                 "sp_bytes_style": os.path.join(tmp, "sp_bytes_style.json"),
                  "quicktour_style": os.path.join(tmp, "quicktour_style.json"),
                  "falcon_style": os.path.join(tmp, "falcon_style.json"),
                  "metaspace_style": os.path.join(tmp, "metaspace_style.json"),
@@ -433,6 +445,7 @@ def main(argv=None) -> int:
                     "llama2_style": llama2_style_file, "sp_style": sentencepiece_style_file,
                     "gemma_style": lambda sh, out: sentencepiece_style_file(sh, out, "replace"),
                     "mistral_style": lambda sh, out: sentencepiece_style_file(sh, out, "metaspace"),
+                    "sp_bytes_style": lambda sh, out: sentencepiece_style_file(sh, out, "bytes"),
                     "quicktour_style": quicktour_style_file, "falcon_style": falcon_style_file,
                     "metaspace_style": metaspace_style_file, "clip_style": clip_style_file,
                     "wordlevel_style": wordlevel_style_file, "bert_wordlevel": bert_style_file,

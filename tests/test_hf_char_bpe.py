@@ -193,9 +193,9 @@ def test_long_words_from_the_store():
     """Words of 25-512 bytes (after an indentation of "▁", three bytes each; across a line
     break, where there is no cut) are kept per thread as short ones are: the same tokens and
     offsets as tokenizers on a fresh tokenizer and on a warm one, with fallback bytes and
-    unknown characters inside some (those are merged every time: a hit gives its offsets from
-    the tokens' lengths), and with more distinct long words than the store has slots (2^14,
-    replaced on collision). Blocks over 256 bytes are not kept."""
+    unknown characters inside some (those with an unknown one are merged every time: a hit
+    gives its offsets from the tokens' lengths), and with more distinct long words than the
+    store has slots (2^14, replaced on collision). Blocks over 256 bytes are not kept."""
     rng = random.Random("long words")
     js = train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)
     model = scantok.Tokenizer.from_str(js)._model
@@ -231,6 +231,79 @@ def test_long_words_from_the_store():
     assert [fresh.encode(d).ids for d in docs] == want  # on this thread: its cache is read below
     assert word_longs(fresh)[0] > 15000
     assert [e.ids for e in fresh.encode_batch_fast(docs, num_threads=2)] == want
+
+
+def without_characters(js: str, chars: str) -> str:
+    """The file without the tokens that hold any of chars (and the merges of them), ids made
+    contiguous again: as Llama 2's and Mistral's files, where "\n" and "\t" are no token
+    (<0x0A>, <0x09>)."""
+    obj = json.loads(js)
+    model = obj["model"]
+    keep = sorted((i, t) for t, i in model["vocab"].items() if not any(c in t for c in chars))
+    model["vocab"] = {t: k for k, (_, t) in enumerate(keep)}
+    model["merges"] = [m for m in model["merges"] if not any(c in "".join(m) for c in chars)]
+    return json.dumps(obj)
+
+
+def test_words_with_fallback_bytes_are_kept():
+    """A word holding byte fallback tokens (Llama 2's "\n" is <0x0A>, so a word runs across each
+    line break) is kept in the word cache and the long-word store, a fallback token covering
+    one byte: the same tokens and offsets as tokenizers, cold and warm, short words and long."""
+    rng = random.Random("fallback words")
+    js = without_characters(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True), "\n\t")
+    vocab = json.loads(js)["model"]["vocab"]
+    assert "\n" not in vocab and "<0x0A>" in vocab
+    model = scantok.Tokenizer.from_str(js)._model
+    model._chars_ready()
+    assert model._chars_cut
+    known = [c for c in "abcdeéxyz的是" if c in vocab]
+    lines = ["".join(rng.choices(known, k=rng.randint(1, 12))) for _ in range(200)]
+    longs = ["\t" * rng.randint(0, 2) + "".join(rng.choices(known, k=rng.randint(10, 40))) for _ in range(100)]
+    texts = ["\n".join(" " * rng.choice([0, 2, 4, 8]) + " ".join(rng.choices(lines + longs, k=rng.randint(1, 6)))
+                       for _ in range(rng.randint(1, 30))) for _ in range(60)]
+    texts += ["\n\n" + t.replace("\n", "😀\n") for t in texts[:10]]
+    check(js, texts + texts[::-1])
+    ours, hf = scantok.Tokenizer.from_str(js), HFTokenizer.from_str(js)
+    want = [hf.encode(t) for t in texts]
+    for _ in range(2):
+        got = [ours.encode(t) for t in texts]
+        assert [e.ids for e in got] == [e.ids for e in want]
+        assert [e.offsets for e in got] == [e.offsets for e in want]
+    # long words that each run across a line break: every one holds <0x0A>
+    broken = ["".join(rng.choices(known, k=rng.randint(8, 20))) + "\n" + "".join(rng.choices(known, k=rng.randint(8, 20)))
+              for _ in range(50)]
+    docs = [" ".join(rng.choices(broken, k=40)) for _ in range(20)]
+    want = [hf.encode(t) for t in docs]
+    fresh = scantok.Tokenizer.from_str(js)
+    for _ in range(2):
+        got = [fresh.encode(t) for t in docs]
+        assert [(e.ids, e.offsets) for e in got] == [(e.ids, e.offsets) for e in want]
+    kept, hits = word_longs(fresh)
+    assert kept >= 40 and hits > 1000
+
+
+def test_fallback_token_also_merged_from_its_characters():
+    """A vocabulary where the text "<0x0A>" also merges into the fallback token <0x0A>: that
+    token covers six bytes there and one byte for a "\n", so a word holding the merged one is
+    never kept (a hit would give it one byte); offsets as tokenizers' on every pass."""
+    chars = ["▁", "a", "b", "<", "0", "x", "A", ">"]
+    vocab = {t: i for i, t in enumerate(BYTE_TOKENS)}
+    for t in chars + ["<0", "<0x", "<0x0", "<0x0A", "▁a"]:
+        vocab[t] = len(vocab)
+    merges = [["<", "0"], ["<0", "x"], ["<0x", "0"], ["<0x0", "A"], ["<0x0A", ">"], ["▁", "a"]]
+    js = _legacy(vocab, merges, byte_fallback=True)
+    model = scantok.Tokenizer.from_str(js)._model
+    model._chars_ready()
+    assert model._chars_cut
+    texts = ["a<0x0A>b a\nb", "a\nb a<0x0A>b", "ab<0x0A>" * 12 + " a" + "b\n" * 12, "<0x0A>\n<0x0A>"] * 3
+    hf = HFTokenizer.from_str(js)
+    want = [hf.encode(t) for t in texts]
+    assert "<0x0A>" in want[0].tokens and want[0].tokens.count("<0x0A>") == 2
+    ours = scantok.Tokenizer.from_str(js)
+    for _ in range(3):
+        got = [ours.encode(t) for t in texts]
+        assert [e.ids for e in got] == [e.ids for e in want]
+        assert [e.offsets for e in got] == [e.offsets for e in want]
 
 
 def _legacy(vocab: dict, merges: list, *, unk=None, byte_fallback=False) -> str:

@@ -1558,7 +1558,8 @@ static inline int is_cut(const uint8_t *p) { return p[0] == 0xE2 && p[1] == 0x96
 
 /* The symbols of the UTF-8 data[a:b] (each a character's token, its <0xXX> bytes, or the
    unknown token) into sym[]/slen[] (byte lengths): their count, or -1 (tokenizers fails here:
-   an unknown token named but not in the vocabulary). *plain: every one a character's token. */
+   an unknown token named but not in the vocabulary). *plain: no character unknown or dropped
+   (each one a character's token or its <0xXX> bytes). */
 static int64_t symbolize(const hfb_model *m, const uint8_t *data, size_t a, size_t b, uint32_t *sym,
                          uint32_t *slen, uint8_t *key, int *plain) {
     size_t k = 0, unk_len = 0;
@@ -1580,7 +1581,6 @@ static int64_t symbolize(const hfb_model *m, const uint8_t *data, size_t a, size
             key[k] = l == 1 && !kind ? (uint8_t)c0 : 0xFF; /* an ASCII character's own token */
             sym[k] = (uint32_t)id, slen[k++] = l;
         } else if (fb) { /* as tokenizers: a pending unknown token stays pending */
-            *plain = 0;
             for (uint32_t j = 0; j < l; j++) key[k] = 0xFF, sym[k] = (uint32_t)m->fallback[data[i + j]], slen[k++] = 1;
         } else if (m->unk_id == -2) {
             return -1;
@@ -1636,6 +1636,19 @@ static inline int64_t word_hit(const hfb_model *m, const uint32_t *hid, uint32_t
     return nids;
 }
 
+/* Whether word_hit, given the tokens ids[0:k] of a piece of plen bytes, gives back their byte
+   lengths blen[]: the test for keeping a merged piece in the word cache. A token's length
+   there comes from its id, and ids are not enough where a token's string is not the text it
+   covers: a byte fallback token <0xXX> covers one byte (u8len says 1, bpe.py), and the same
+   token merged from the characters "<0xXX>" would cover six. */
+static int hit_same(const hfb_model *m, const uint32_t *ids, const uint32_t *blen, size_t k, size_t plen) {
+    enum { MOST = WORD_LONG_ENTRY / sizeof(uint32_t) }; /* more ids than the long store holds */
+    uint32_t same_ids[MOST], got[MOST];
+    if (k > MOST) return 0;
+    word_hit(m, ids, (uint32_t)k, plen, same_ids, got);
+    return memcmp(got, blen, k * sizeof *got) == 0;
+}
+
 /* The tokens of the piece data[a:b] of a char-mode model into ids[] and their byte lengths
    into w->blen[] (room for b - a each): through the word cache when words is set (c->words
    made, u8len set), merged in windows when windows is set and the piece is long.  Returns
@@ -1680,13 +1693,14 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         memcpy(ids, w->sym, kt * sizeof *ids);
         memcpy(blen, w->slen, kt * sizeof *blen);
     }
-    if (slot && plain && kt <= CACHE_IDS) { /* a dropped or unknown character: not kept */
+    /* a dropped or unknown character: not kept (a hit could not say how many bytes it covers) */
+    if (slot && plain && kt <= CACHE_IDS && hit_same(m, ids, blen, kt, b - a)) {
         if (slot[0].klen) slot[1] = slot[0];
         memcpy(slot->key, key, sizeof slot->key);
         slot->klen = (uint32_t)(b - a);
         slot->nids = (uint32_t)kt;
         for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[j];
-    } else if (lslot && plain && long_size(b - a, kt) <= WORD_LONG_ENTRY) {
+    } else if (lslot && plain && long_size(b - a, kt) <= WORD_LONG_ENTRY && hit_same(m, ids, blen, kt, b - a)) {
         if (long_put(lslot, data + a, b - a, ids, kt) == 0) c->word_longs_kept++;
     }
     return (int64_t)kt;

@@ -366,10 +366,15 @@ class BPEModel(_ThreadCaches):
                 nothing_dropped = unk_ok or (self.unk_token is None and fb is not None and bool((fb >= 0).all()))
                 cut = (nothing_dropped and "\u2581" in self.vocab and self.prefix is None and self.suffix is None
                        and not any(_INNER_SPACE.search(t) for t in self.vocab))
-                # every id's UTF-8 length: the word cache's hits give their tokens' offsets by it
+                # every id's UTF-8 length: the word cache's hits give their tokens' offsets by it;
+                # a byte fallback token covers one byte of the text (Llama 2 and Mistral give
+                # "\n" as <0x0A>: the words across line breaks are kept too). A word whose tokens
+                # covered other lengths than these is never kept (hf_bpe.c, hit_same)
                 u8len = np.zeros(max(self.vocab.values(), default=-1) + 1, dtype=np.uint32)
                 for t, i in self.vocab.items():
                     u8len[i] = len(t.encode("utf-8", "surrogatepass"))
+                if fb is not None:
+                    u8len[fb[fb >= 0]] = 1
                 self._chars_keep = (cps, ids, fb, u8len)
                 self._chars_cut = cut
                 if lib.hfb_set_chars(self._model, ffi.cast("uint32_t *", cps.ctypes.data),
