@@ -180,13 +180,17 @@ def test_cuts_among_other_three_byte_characters():
     check(js, texts + texts[::-1])
 
 
-def word_longs(tok) -> tuple[int, int]:
-    """(kept, hits) of the store of long words in this thread's cache of tok's model."""
+def word_longs(tok, *, with_bytes: bool = False) -> tuple[int, ...]:
+    """(kept, hits) of the store of long words in this thread's cache of tok's model, and with
+    with_bytes the bytes its blocks take."""
     from scantok._native import ffi, lib
 
-    kept, hits = ffi.new("size_t *"), ffi.new("size_t *")
-    lib.hfb_cache_word_longs(tok._model.cache(), kept, hits)
-    return kept[0], hits[0]
+    kept, hits, size = ffi.new("size_t *"), ffi.new("size_t *"), ffi.new("size_t *")
+    lib.hfb_cache_word_longs(tok._model.cache(), kept, hits, size)
+    return (kept[0], hits[0], size[0]) if with_bytes else (kept[0], hits[0])
+
+
+WORD_LONG_BUDGET = 4 << 20  # hf_bpe.c: the long-word store's bytes per thread
 
 
 def test_long_words_from_the_store():
@@ -195,7 +199,8 @@ def test_long_words_from_the_store():
     offsets as tokenizers on a fresh tokenizer and on a warm one, with fallback bytes and
     unknown characters inside some (those with an unknown one are merged every time: a hit
     gives its offsets from the tokens' lengths), and with more distinct long words than the
-    store has slots (2^14, replaced on collision). Blocks over 256 bytes are not kept."""
+    store has slots (2^15 in sets of two, the older one dropped), and more bytes of them than it
+    keeps (4 MiB a thread: a block that would go past that is not kept)."""
     rng = random.Random("long words")
     js = train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)
     model = scantok.Tokenizer.from_str(js)._model
@@ -206,7 +211,7 @@ def test_long_words_from_the_store():
     assert len(known) >= 6
     words = ["".join(rng.choices(known, k=rng.randint(6, 60))) for _ in range(300)]
     words[::10] = [w[:5] + "\n" + w[5:] for w in words[::10]]  # across a line break
-    words[1::10] = [w[:5] + "😀" + w[5:] for w in words[1::10]]  # fallback bytes: not kept
+    words[1::10] = [w[:5] + "😀" + w[5:] for w in words[1::10]]  # fallback bytes
     indented = [" " * rng.choice([4, 8, 12, 16]) + w for w in words]
     texts = [" ".join(rng.choices(indented, k=rng.randint(1, 40))) for _ in range(60)]
     texts += [t[:200] + "😀ꙮ\n" + t[:300] for t in texts[:8]]
@@ -222,8 +227,9 @@ def test_long_words_from_the_store():
     want_enc = [hf.encode(t) for t in texts]
     assert [e.offsets for e in got] == [e.offsets for e in want_enc]
     assert [e.tokens for e in got] == [e.tokens for e in want_enc]
-    # 20,000 distinct long words, each twice: most slots are taken again before the repeat
-    many = [" " * 8 + "".join(rng.choices(known, k=rng.randint(18, 40))) for _ in range(20000)]
+    # 40,000 distinct long words, each twice: more than the store's 2^15 blocks, whose sets of
+    # two are taken again before the repeat
+    many = [" " * 8 + "".join(rng.choices(known, k=rng.randint(18, 40))) for _ in range(40000)]
     docs = [" ".join(many[i:i + 400]) for i in range(0, len(many), 400)]
     docs += docs[::-1]
     want = [e.ids for e in hf.encode_batch_fast(docs)]
@@ -231,6 +237,15 @@ def test_long_words_from_the_store():
     assert [fresh.encode(d).ids for d in docs] == want  # on this thread: its cache is read below
     assert word_longs(fresh)[0] > 15000
     assert [e.ids for e in fresh.encode_batch_fast(docs, num_threads=2)] == want
+    # deep indentations and long lines: more bytes of distinct words than the store keeps
+    deep = [" " * rng.randint(40, 120) + "".join(rng.choices(known, k=rng.randint(40, 150))) for _ in range(20000)]
+    docs = [" ".join(deep[i:i + 200]) for i in range(0, len(deep), 200)]
+    docs += docs[::-1]
+    want = [e.ids for e in hf.encode_batch_fast(docs)]
+    fresh = scantok.Tokenizer.from_str(js)
+    assert [fresh.encode(d).ids for d in docs] == want
+    kept, hits, size = word_longs(fresh, with_bytes=True)
+    assert WORD_LONG_BUDGET - 4096 < size <= WORD_LONG_BUDGET and hits > 1000
 
 
 def without_characters(js: str, chars: str) -> str:
@@ -563,3 +578,84 @@ def test_layouts_without_a_formula_keep_the_general_path(layout):
     js = json.dumps(js)
     assert scantok.Tokenizer.from_str(js)._char_fast is None
     check(js, texts_of(rng, 10) + [" a b ", "<s> a</s>b", "  "])
+
+
+REPLACEMENTS = ["_", "é", "▁", "𝔘"]  # one to four bytes of UTF-8
+NORMALIZED_IN_C = {
+    "prepend": lambda r: ({"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": r + "x "}, {"type": "Replace", "pattern": {"String": " "}, "content": r}]}, None),
+    "replace": lambda r: ({"type": "Replace", "pattern": {"String": " "}, "content": r}, None),
+    "always": lambda r: (None, {"type": "Metaspace", "replacement": r, "prepend_scheme": "always", "split": False}),
+    "first": lambda r: (None, {"type": "Metaspace", "replacement": r, "prepend_scheme": "first", "split": False}),
+    "never": lambda r: (None, {"type": "Metaspace", "replacement": r, "prepend_scheme": "never", "split": False}),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(NORMALIZED_IN_C))
+@pytest.mark.parametrize("rep", REPLACEMENTS)
+def test_normalizer_made_in_c(rep, layout):
+    """Under each layout _CharPiece takes, the piece is made in C as the text becomes UTF-8
+    (pylist.c's meta: the prefix, then each space as the replacement's 1-4 bytes, 16 bytes at
+    a time): tokenizers' ids and offsets on texts of every str kind (ASCII, Latin-1, UCS-2,
+    UCS-4), spaces at either end and in runs, the replacement itself in the text, and lengths
+    around the 16- and 32-byte blocks; encode, encode_batch_fast and texts with added tokens."""
+    from hypothesis import given, settings, strategies as st
+
+    chars = ["a", "b", "x", "é", "中", "😀", "\n", rep]
+    vocab = {t: i for i, t in enumerate(["<unk>", "<s>"] + BYTE_TOKENS)}
+    for t in chars + [rep + "a", "ab", rep + rep, "a" + rep]:
+        vocab.setdefault(t, len(vocab))
+    merges = [[rep, "a"], ["a", "b"], [rep, rep], ["a", rep]]
+    normalizer, pre = NORMALIZED_IN_C[layout](rep)
+    js = json.dumps({"normalizer": normalizer, "pre_tokenizer": pre,
+                     "added_tokens": [{"id": 1, "content": "<s>", "single_word": False, "lstrip": False,
+                                       "rstrip": False, "normalized": False, "special": True}],
+                     "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": True, "vocab": vocab,
+                               "merges": merges}})
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    assert ours._chars_c is not None and ours._char_fast.metas is not None
+
+    def same(texts):
+        want = [hf.encode(t) for t in texts]
+        got = [ours.encode(t) for t in texts]
+        assert [(e.ids, e.offsets) for e in got] == [(e.ids, e.offsets) for e in want], texts
+        fast = ours.encode_batch_fast(texts, num_threads=1)
+        assert [e.ids for e in fast] == [e.ids for e in hf.encode_batch_fast(texts)], texts
+
+    same(["", " ", "  ", rep, " a", rep + "a", "a ", "ab" * 40, " " * 33, (" a" * 16)[1:], "é" * 31 + " ", "😀 " * 17,
+          "a<s> b", " <s>" + rep, "Z b" * 20, "ÿ" + " ab" * 11, "\n " * 16])
+    alphabet = st.sampled_from([" ", " ", "  ", "a", "b", "ab", "é", "ÿ", "中", "😀", "\n", rep, "Z", "<s>"])
+
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(st.lists(st.lists(alphabet, max_size=70).map("".join), min_size=1, max_size=3))
+    def run(texts):
+        same(texts)
+
+    run()
+
+
+def test_normalizer_made_in_c_refuses_bad_input():
+    """A lone surrogate is refused as before (the str's conversion raises, as tokenizers refuses
+    the str); a malformed meta is a TypeError or ValueError, not a crash."""
+    from scantok import _pylist
+    from scantok.hf.errors import TextEncodeError
+
+    js = with_layout(train_sp_style(random.Random("meta"), byte_fallback=True, unk=True, fuse_unk=True), "legacy")
+    ours = scantok.Tokenizer.from_str(js)
+    assert ours._char_fast.metas is not None
+    for text in ["a \ud800 b", "\udfff", " " * 40 + "\ud800"]:
+        with pytest.raises(TextEncodeError):
+            ours.encode(text)
+        with pytest.raises(TextEncodeError):
+            ours.encode_batch_fast(["ok", text], num_threads=1)
+    fn, model = ours._chars_c
+    ours._model._chars_ready()
+    args = (fn, model, ours._model.cache_address(), ours._chars_skip[0, 1], ["a b"], None)
+    assert _pylist.hf_encode_batch(*args, (b"\xe2\x96\x81", "▁", False))[0] == \
+        _pylist.hf_encode_batch(*args[:4], ["▁a▁b"], None)[0]
+    for bad, err in [("x", TypeError), ((b"", "▁"), TypeError), (("▁", "▁", False), TypeError),
+                     ((b"", "▁▁", False), ValueError), ((b"", "", False), ValueError)]:
+        with pytest.raises(err):
+            _pylist.hf_encode_batch(*args, bad)
+        with pytest.raises(err):
+            _pylist.hf_encode_offsets(*args[:4], "a b", False, 0, None, bad)

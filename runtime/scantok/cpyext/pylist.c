@@ -26,6 +26,9 @@
 
 #include "../csrc/bpe.h" /* BPE_SMALL_MAX, BPE_SMALL_IDS */
 #include "ucs_utf8.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch((p), 0, 3)
@@ -375,14 +378,15 @@ fail:
 
 /* ---- scantok.Tokenizer.encode_batch_fast: one call per batch -------------------------------
 
-   hf_encode_batch(fn, model, cache, stages, texts, screen) -> list, one entry per text: a
+   hf_encode_batch(fn, model, cache, stages, texts, screen, meta=None) -> list, one entry per text: a
    bytes object of its model ids (native uint32), or None where the caller must encode the text
    itself (the screen flags it, or the encoder returned HFB_SLOW).  The caller wraps each in a
    lazy Encoding (its id list is built on access, as tokenizers' Encoding converts on access).
    fn is the address of hf_bpe.c's hfb_encode (from the cffi module: this module does not link
    hf_bpe.c), model, cache and stages its arguments; the cache belongs to the calling thread.
    Each text is encoded with the GIL released.  An ASCII str is read in place, another through
-   a temporary UTF-8 copy (nothing kept in the str).
+   a temporary UTF-8 copy (nothing kept in the str); with meta (meta_args below), each text as
+   a char-mode normalizer makes it, written once into a buffer.
 
    screen (None: no added tokens) is 256 + 8192 bytes: flags per byte b (1: b starts an added
    token of two bytes or more, 2: b is a whole added token), then a bitmap of the byte pairs
@@ -474,6 +478,153 @@ static PyObject *utf8_impl(PyObject *self, PyObject *args) {
     return PyUnicode_FromString(ucs_utf8_impl());
 }
 
+/* A char-mode tokenizer's normalizer done while its text becomes UTF-8 (scantok.Tokenizer's
+   _CharPiece: Prepend(p) + Replace(" ", r), Replace alone, Metaspace without split): the
+   prefix, then the text's UTF-8 with each space as r's. Why: str.replace made a new str (of
+   two bytes a character for ASCII text, r being "▁") that was then converted again, ~10 % of
+   a first pass over English with a SentencePiece-style file and ~20 % of a second.
+   meta: None, or (prefix, r, unless) with prefix bytes (already replaced), r a str of one
+   character, unless true when no prefix goes before a text that starts with a space or r
+   (Metaspace's "always"); an empty text stays empty. */
+typedef struct {
+    const uint8_t *prefix;
+    Py_ssize_t plen;
+    uint8_t rep[4];
+    Py_ssize_t rlen;
+    Py_UCS4 rep_cp;
+    int unless;
+} meta_args;
+
+/* meta read into *a: 1, 0 for None, or -1 with an error set. */
+static int meta_read(PyObject *meta, meta_args *a, const char *who) {
+    if (meta == Py_None) return 0;
+    PyObject *prefix, *rep;
+    int unless;
+    if (!PyTuple_Check(meta) || !PyArg_ParseTuple(meta, "SUp", &prefix, &rep, &unless)) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s: meta must be None or (bytes, str, bool)", who);
+        }
+        return -1;
+    }
+    Py_ssize_t rlen;
+    const char *r = PyUnicode_AsUTF8AndSize(rep, &rlen);
+    if (!r) return -1;
+    if (PyUnicode_GET_LENGTH(rep) != 1 || rlen < 1 || rlen > 4) {
+        PyErr_Format(PyExc_ValueError, "%s: meta's replacement must be one character", who);
+        return -1;
+    }
+    a->prefix = (const uint8_t *)PyBytes_AS_STRING(prefix), a->plen = PyBytes_GET_SIZE(prefix);
+    memcpy(a->rep, r, (size_t)rlen);
+    a->rlen = rlen, a->rep_cp = PyUnicode_READ_CHAR(rep, 0), a->unless = unless;
+    return 1;
+}
+
+/* How many spaces p[0:n] holds. */
+static size_t count_spaces(const uint8_t *p, size_t n) {
+    size_t k = 0, i = 0;
+#ifdef __SSE2__
+    /* byte counters (a match is -1: subtracted), summed by psadbw every 255 blocks at most
+       (no popcount instruction without -mpopcnt: a libgcc call per block) */
+    const __m128i sp = _mm_set1_epi8(0x20), zero = _mm_setzero_si128();
+    __m128i sum = zero;
+    while (i + 16 <= n) {
+        __m128i bytes = zero;
+        for (int b = 0; b < 255 && i + 16 <= n; b++, i += 16)
+            bytes = _mm_sub_epi8(bytes, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), sp));
+        sum = _mm_add_epi64(sum, _mm_sad_epu8(bytes, zero));
+    }
+    k = (size_t)_mm_cvtsi128_si64(sum) + (size_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sum, sum));
+#endif
+    for (; i < n; i++) k += p[i] == 0x20;
+    return k;
+}
+
+/* src[0:n] to dst with each space as a->rep (rlen bytes). dst needs 16 bytes of room past
+   the end: the runs between spaces are copied 16 bytes at a time, and a space's rep 4 bytes
+   at a time, each store overwritten by the next one past its end. */
+static void spaces_as(const uint8_t *src, size_t n, uint8_t *dst, const meta_args *a) {
+    uint32_t rw;
+    uint8_t r4[4] = {0, 0, 0, 0};
+    memcpy(r4, a->rep, (size_t)a->rlen);
+    memcpy(&rw, r4, 4);
+    const size_t rlen = (size_t)a->rlen;
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i sp = _mm_set1_epi8(0x20);
+    /* a block of 16 (loads of 16 from any of its bytes stay within src: i + 32 <= n) */
+    for (; i + 32 <= n; i += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(src + i)), sp));
+        size_t at = 0; /* the block's first byte not written yet */
+        while (m) {
+            const size_t s = (size_t)__builtin_ctz(m);
+            _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)(src + i + at)));
+            dst += s - at;
+            memcpy(dst, &rw, 4);
+            dst += rlen;
+            at = s + 1, m &= m - 1;
+        }
+        _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)(src + i + at)));
+        dst += 16 - at;
+    }
+#endif
+    for (; i < n; i++) {
+        const uint32_t b = src[i], isp = b == 0x20, w = isp ? rw : b;
+        memcpy(dst, &w, 4);
+        dst += isp ? rlen : 1;
+    }
+}
+
+/* The normalized UTF-8 (see meta_args) of the str t into *buf (made or grown to *cap bytes;
+   *tmp likewise for the UTF-8 of a str that is not ASCII): its length, or -1 with an error
+   set (CPython's UnicodeEncodeError for a lone surrogate). */
+static Py_ssize_t meta_utf8(PyObject *t, const meta_args *a, uint8_t **buf, size_t *cap, uint8_t **tmp,
+                            size_t *tcap) {
+    if (PyUnicode_READY(t) < 0) return -1;
+    const int kind = PyUnicode_KIND(t);
+    const size_t n = (size_t)PyUnicode_GET_LENGTH(t);
+    const void *d = PyUnicode_DATA(t);
+    if (!n) return 0;
+    const int ascii = PyUnicode_IS_ASCII(t);
+    const ptrdiff_t ulen = ascii ? (ptrdiff_t)n : ucs_utf8_length(kind, d, n);
+    if (ulen < 0) { /* CPython's error */
+        PyObject *e = PyUnicode_AsUTF8String(t);
+        if (e) {
+            Py_DECREF(e);
+            PyErr_SetString(PyExc_ValueError, "meta_utf8: a str ucs_utf8 refused but CPython encoded");
+        }
+        return -1;
+    }
+    const Py_UCS4 c0 = PyUnicode_READ(kind, d, 0);
+    const size_t plen = a->unless && (c0 == 0x20 || c0 == a->rep_cp) ? 0 : (size_t)a->plen;
+    const uint8_t *src = d;
+    if (!ascii) { /* the UTF-8 first, its spaces counted there */
+        if ((size_t)ulen > *tcap) {
+            uint8_t *nt = PyMem_Realloc(*tmp, (size_t)ulen);
+            if (!nt) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            *tmp = nt, *tcap = (size_t)ulen;
+        }
+        ucs_utf8(kind, d, n, *tmp, (size_t)ulen);
+        src = *tmp;
+    }
+    const size_t total = plen + (size_t)ulen + count_spaces(src, (size_t)ulen) * (size_t)(a->rlen - 1);
+    if (total + 16 > *cap) {
+        size_t want = total + 16 > 4096 ? total + 16 : 4096;
+        uint8_t *nb = PyMem_Realloc(*buf, want);
+        if (!nb) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *buf = nb, *cap = want;
+    }
+    memcpy(*buf, a->prefix, plen);
+    spaces_as(src, (size_t)ulen, *buf + plen, a);
+    return (Py_ssize_t)total;
+}
+
 /* The encoder and its arguments from their addresses; -1 with an error set. */
 static int hf_addresses(PyObject *fn_o, PyObject *m_o, PyObject *c_o, PyObject *ss_o, hf_encode_fn *fn,
                         void **m, void **c, void **ss, const char *who) {
@@ -514,15 +665,20 @@ static int screen_read(PyObject *screen, screen_args *s, const char *who) {
 }
 
 static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
-    PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *screen;
+    PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *screen, *meta = Py_None;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOO!O", &fn_o, &m_o, &c_o, &ss_o, &PyList_Type, &texts, &screen))
+    if (!PyArg_ParseTuple(args, "OOOOO!O|O", &fn_o, &m_o, &c_o, &ss_o, &PyList_Type, &texts, &screen, &meta))
         return NULL;
     hf_encode_fn fn;
     void *m, *c, *ss;
     if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_batch") < 0) return NULL;
     screen_args sa;
     if (screen_read(screen, &sa, "hf_encode_batch") < 0) return NULL;
+    meta_args ma;
+    const int has_meta = meta_read(meta, &ma, "hf_encode_batch");
+    if (has_meta < 0) return NULL;
+    uint8_t *mbuf = NULL, *mtmp = NULL; /* the normalized UTF-8 with meta, reused */
+    size_t mcap = 0, mtcap = 0;
     const uint8_t *first = sa.first, *pairs = sa.pairs, *firsts = sa.firsts;
     const int nfirst = sa.nfirst;
     Py_ssize_t ntexts = PyList_Size(texts);
@@ -539,8 +695,12 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
         }
         Py_INCREF(t); /* the list may change while the GIL is released */
         Py_ssize_t n = 0;
-        const char *data = text_utf8(t, &n, &tmp);
-        if (!data) goto fail_t;
+        const char *data = "";
+        if (has_meta) {
+            if ((n = meta_utf8(t, &ma, &mbuf, &mcap, &mtmp, &mtcap)) < 0) goto fail_t;
+            if (n) data = (const char *)mbuf;
+        } else if (!(data = text_utf8(t, &n, &tmp)))
+            goto fail_t;
         if (n > room || !ids) { /* room for n ids (a text has at most one id per byte) */
             PyMem_Free(ids);
             room = n > 4096 ? n : 4096;
@@ -576,15 +736,15 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
         Py_DECREF(t);
         goto fail;
     }
-    PyMem_Free(ids);
+    PyMem_Free(ids), PyMem_Free(mbuf), PyMem_Free(mtmp);
     return out;
 fail:
-    PyMem_Free(ids);
+    PyMem_Free(ids), PyMem_Free(mbuf), PyMem_Free(mtmp);
     Py_DECREF(out);
     return NULL;
 }
 
-/* hf_encode_offsets(fn, model, cache, stages, text, words=0, fold=0, screen=None) -> bytes or
+/* hf_encode_offsets(fn, model, cache, stages, text, words=0, fold=0, screen=None, meta=None) -> bytes or
    int: scantok.Tokenizer.encode of one text in one call: the r ids, then their r start and r
    end offsets (code points), and with words their r words (the pre-tokenizer's piece each
    comes from), as 3 * r (4 * r) native uint32 in one bytes object; or the encoder's negative
@@ -593,15 +753,21 @@ fail:
    other arguments as for hf_encode_batch; the encoding runs with the GIL released.  fold: the
    text's first fold characters are a prefix put before the caller's text that comes from its
    first character (ByteLevel's add_prefix_space): starts become max(s - fold, 0) and ends
-   max(e - fold, 1). */
+   max(e - fold, 1).  meta: as for hf_encode_batch (the offsets are the normalized text's). */
 static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
-    PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL, *screen = Py_None;
+    PyObject *fn_o, *m_o, *c_o, *ss_o, *t, *tmp = NULL, *res = NULL, *screen = Py_None, *meta = Py_None;
     int words = 0;
     Py_ssize_t fold = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOU|pnO", &fn_o, &m_o, &c_o, &ss_o, &t, &words, &fold, &screen)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOU|pnOO", &fn_o, &m_o, &c_o, &ss_o, &t, &words, &fold, &screen, &meta))
+        return NULL;
     screen_args sa;
     if (screen_read(screen, &sa, "hf_encode_offsets") < 0) return NULL;
+    meta_args ma;
+    const int has_meta = meta_read(meta, &ma, "hf_encode_offsets");
+    if (has_meta < 0) return NULL;
+    uint8_t *mbuf = NULL, *mtmp = NULL;
+    size_t mcap = 0, mtcap = 0;
     if (fold < 0 || fold > UINT32_MAX - 1) {
         PyErr_SetString(PyExc_ValueError, "hf_encode_offsets: fold out of range");
         return NULL;
@@ -611,19 +777,20 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
     const int na = words ? 4 : 3;
     Py_ssize_t n = 0;
-    const char *data = text_utf8(t, &n, &tmp);
-    if (!data) {
-        Py_XDECREF(tmp);
-        return NULL;
-    }
+    const char *data = "";
+    if (has_meta) {
+        if ((n = meta_utf8(t, &ma, &mbuf, &mcap, &mtmp, &mtcap)) < 0) goto done;
+        if (n) data = (const char *)mbuf;
+    } else if (!(data = text_utf8(t, &n, &tmp)))
+        goto done;
     if (sa.first && screened((const uint8_t *)data, (size_t)n, sa.first, sa.pairs, sa.firsts, sa.nfirst)) {
-        Py_XDECREF(tmp);
-        return PyLong_FromLong(-3);
+        res = PyLong_FromLong(-3);
+        goto done;
     }
     uint32_t *buf = PyMem_Malloc((size_t)na * (size_t)(n ? n : 1) * sizeof *buf);
     if (!buf) {
-        Py_XDECREF(tmp);
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        goto done;
     }
     int64_t r = 0;
     if (n) {
@@ -648,7 +815,9 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
         for (int k = 0; k < na; k++) memcpy(o + 4 * k * r, buf + k * n, (size_t)r * 4);
     }
     PyMem_Free(buf);
+done:
     Py_XDECREF(tmp);
+    PyMem_Free(mbuf), PyMem_Free(mtmp);
     return res;
 }
 
@@ -816,10 +985,10 @@ static PyMethodDef methods[] = {
     {"spans_to_list", spans_to_list, METH_VARARGS,
      "spans_to_list(starts, ends, n, shift) -> list[tuple[int, int]]: offset pairs."},
     {"hf_encode_batch", hf_encode_batch, METH_VARARGS,
-     "hf_encode_batch(fn, model, cache, stages, texts, screen) -> list: "
+     "hf_encode_batch(fn, model, cache, stages, texts, screen, meta=None) -> list: "
      "scantok.Tokenizer's encode_batch_fast in one call (see pylist.c)."},
     {"hf_encode_offsets", hf_encode_offsets, METH_VARARGS,
-     "hf_encode_offsets(fn, model, cache, stages, text, words=False, fold=0, screen=None) -> bytes | int: scantok.Tokenizer's "
+     "hf_encode_offsets(fn, model, cache, stages, text, words=False, fold=0, screen=None, meta=None) -> bytes | int: scantok.Tokenizer's "
      "encode of one text in one call (ids, starts, ends and with words the words, as uint32; see pylist.c)."},
     {NULL, NULL, 0, NULL},
 };

@@ -148,11 +148,15 @@ typedef struct cache_slot_s {
 #define LONG_MAX 512
 /* char mode's words of CACHE_KEY + 1 .. LONG_MAX bytes (a word after an indentation of eight
    "▁", three bytes each, or a piece across a line break, where the cut is only before "▁"):
-   2^14 direct-mapped blocks of at most WORD_LONG_ENTRY bytes (4 MiB per thread at most). On
-   1 MB of en in 4 KB documents, a SentencePiece-style file cuts 8,602 such pieces (38 % of the
-   bytes; 5,756 distinct; 104 bytes a block on average), which were merged at every sight. */
-#define WORD_LONG_SLOTS (1u << 14)
-#define WORD_LONG_ENTRY 256
+   2^15 blocks in sets of two (the newer first), WORD_LONG_BUDGET bytes of them per thread at
+   most (a block that would go past it is not kept). On 1 MB of en in 4 KB documents, a
+   SentencePiece-style file cuts 8,602 such pieces (38 % of the bytes; 5,756 distinct; 104
+   bytes a block on average), which were merged at every sight. Until session 26 blocks were
+   at most 256 bytes, and 2^14 of them direct-mapped: the rows of ASCII tables and deep
+   indentations (a line's end, "\n" and the next line's "▁▁▁▁|---"), and the ~1 in 6 words
+   whose slot another had taken, were merged again on every pass (19 % of a warm one). */
+#define WORD_LONG_SLOTS (1u << 15)
+#define WORD_LONG_BUDGET ((size_t)4 << 20)
 
 typedef struct {
     uint32_t len, nids;
@@ -185,6 +189,7 @@ struct hfb_cache {
     struct cache_slot_s *words; /* char mode (hfb_tokenize_chars), NULL until used */
     long_entry *longs[LONG_SLOTS];
     long_entry *word_longs[WORD_LONG_SLOTS]; /* char mode's long words (WORD_LONG_SLOTS) */
+    size_t word_longs_bytes; /* the blocks' sizes (long_size), at most WORD_LONG_BUDGET */
     size_t word_longs_kept, word_long_hits; /* statistics for tests (hfb_cache_word_longs) */
     cache_slot slots[1u << CACHE_BITS] __attribute__((aligned(64)));
 };
@@ -791,9 +796,10 @@ hfb_cache *hfb_cache_new(void) {
     return memset(c, 0, sizeof(hfb_cache));
 }
 
-void hfb_cache_word_longs(const hfb_cache *c, size_t *kept, size_t *hits) {
+void hfb_cache_word_longs(const hfb_cache *c, size_t *kept, size_t *hits, size_t *bytes) {
     *kept = c ? c->word_longs_kept : 0;
     *hits = c ? c->word_long_hits : 0;
+    *bytes = c ? c->word_longs_bytes : 0;
 }
 
 
@@ -806,7 +812,7 @@ static void clear_longs(hfb_cache *c) {
         free(c->word_longs[i]);
         c->word_longs[i] = NULL;
     }
-    c->word_longs_kept = c->word_long_hits = 0;
+    c->word_longs_kept = c->word_long_hits = c->word_longs_bytes = 0;
 }
 
 static void scratch_free(scratch *s);
@@ -1642,11 +1648,27 @@ static inline int64_t word_hit(const hfb_model *m, const uint32_t *hid, uint32_t
    covers: a byte fallback token <0xXX> covers one byte (u8len says 1, bpe.py), and the same
    token merged from the characters "<0xXX>" would cover six. */
 static int hit_same(const hfb_model *m, const uint32_t *ids, const uint32_t *blen, size_t k, size_t plen) {
-    enum { MOST = WORD_LONG_ENTRY / sizeof(uint32_t) }; /* more ids than the long store holds */
+    enum { MOST = LONG_MAX }; /* more ids than a word kept has bytes */
     uint32_t same_ids[MOST], got[MOST];
     if (k > MOST) return 0;
     word_hit(m, ids, (uint32_t)k, plen, same_ids, got);
     return memcmp(got, blen, k * sizeof *got) == 0;
+}
+
+/* The word p[0:len] and its k ids into the set set[0..1] of char mode's long-word store: first,
+   the one that was first moved second and the one second dropped; nothing changes where that
+   would take the store past WORD_LONG_BUDGET. */
+static void word_long_put(hfb_cache *c, long_entry **set, const uint8_t *p, size_t len, const uint32_t *ids,
+                          size_t k) {
+    const size_t need = long_size(len, k), out = set[0] && set[1] ? long_size(set[1]->len, set[1]->nids) : 0;
+    if (c->word_longs_bytes - out + need > WORD_LONG_BUDGET) return;
+    if (set[0]) {
+        free(set[1]);
+        c->word_longs_bytes -= out;
+        set[1] = set[0];
+        set[0] = NULL;
+    }
+    if (long_put(&set[0], p, len, ids, k) == 0) c->word_longs_kept++, c->word_longs_bytes += need;
 }
 
 /* The tokens of the piece data[a:b] of a char-mode model into ids[] and their byte lengths
@@ -1667,8 +1689,9 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
                 return word_hit(m, h->ids, h->nids, b - a, ids, blen);
         }
     } else if (words && b - a <= LONG_MAX) {
-        lslot = &c->word_longs[bytes_hash(data + a, b - a) & (WORD_LONG_SLOTS - 1)];
+        lslot = &c->word_longs[bytes_hash(data + a, b - a) & (WORD_LONG_SLOTS - 2)];
         long_entry *e = long_find(lslot, data + a, b - a);
+        if (!e) e = long_find(lslot + 1, data + a, b - a);
         if (e) {
             c->word_long_hits++;
             return word_hit(m, long_ids(e), e->nids, b - a, ids, blen);
@@ -1700,8 +1723,8 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         slot->klen = (uint32_t)(b - a);
         slot->nids = (uint32_t)kt;
         for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[j];
-    } else if (lslot && plain && long_size(b - a, kt) <= WORD_LONG_ENTRY && hit_same(m, ids, blen, kt, b - a)) {
-        if (long_put(lslot, data + a, b - a, ids, kt) == 0) c->word_longs_kept++;
+    } else if (lslot && plain && hit_same(m, ids, blen, kt, b - a)) {
+        word_long_put(c, lslot, data + a, b - a, ids, kt);
     }
     return (int64_t)kt;
 }
@@ -1770,6 +1793,11 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
     size_t nchars = 0, nt = 0;
     if (chars_work_init(&w, n) < 0 || !char_of) goto done;
     for (size_t i = 0; i < n; nchars++) {
+        uint64_t eight;
+        if (!starts && i + 8 <= n && (memcpy(&eight, data + i, 8), !(eight & 0x8080808080808080ull))) {
+            i += 8; /* eight ASCII characters (nchars is not read without starts) */
+            continue;
+        }
         uint32_t c0 = data[i], l = c0 < 0x80 ? 1 : c0 < 0xE0 ? 2 : c0 < 0xF0 ? 3 : 4;
         if (c0 >= 0x80 && (c0 < 0xC0 || i + l > n)) { /* not the UTF-8 of a str */
             rc = HFB_SLOW;

@@ -146,8 +146,9 @@ void hfb_cache_free(hfb_cache *c);
    are kept and taken again, cleared. */
 size_t hfb_cache_allocs(void);
 /* Char mode's store of words over 24 bytes in cache c (statistics, for tests): how many it
-   has kept and how many lookups it has answered since the cache was made or last cleared. */
-void hfb_cache_word_longs(const hfb_cache *c, size_t *kept, size_t *hits);
+   has kept and how many lookups it has answered since the cache was made or last cleared, and
+   how many bytes its blocks take now. */
+void hfb_cache_word_longs(const hfb_cache *c, size_t *kept, size_t *hits, size_t *bytes);
 #define HFB_SLOW -2
 #define HFB_NOMEM -1
 /* Pre-tokenizer stages: stage k splits every piece with dfas[k] under behaviors[k]

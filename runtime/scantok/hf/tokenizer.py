@@ -83,10 +83,23 @@ class _CharPiece:
     before it) and first_end, the end of a token that ends at the first character: 1, or 0
     after ``Prepend("")``, which makes that character an insertion aligned to (0, 0)."""
 
-    __slots__ = ("prefix", "rep", "scheme")
+    __slots__ = ("prefix", "rep", "scheme", "metas")
 
     def __init__(self, prefix: str | None, rep: str, scheme: str):
         self.prefix, self.rep, self.scheme = prefix, rep, scheme  # scheme: "prepend", "always", "first", "never"
+        # pylist.c's meta: the piece made in C as the text becomes UTF-8 (prefix put / none /
+        # for a batch); None where the prefix or rep is no UTF-8 (a lone surrogate: piece()'s
+        # str, whose conversion raises CPython's error)
+        put = prefix if scheme == "prepend" else rep
+        try:
+            put_b = put.encode("utf-8")
+            rep.encode("utf-8")
+        except UnicodeEncodeError:
+            self.metas = None
+        else:
+            batch = (put_b, rep, False) if scheme == "prepend" else (b"", rep, False) if scheme == "never" \
+                else (put_b, rep, True)
+            self.metas = ((put_b, rep, False), (b"", rep, False), batch)
 
     @classmethod
     def of(cls, obj: Mapping, model, ops: list) -> "_CharPiece | None":
@@ -123,6 +136,15 @@ class _CharPiece:
         if (self.scheme == "always" or (self.scheme == "first" and first)) and not t.startswith(self.rep):
             return self.rep + t, 1, 1
         return t, 0, 1
+
+    def meta(self, seg: str, first: bool) -> tuple[tuple, int, int]:
+        """(pylist.c's meta, k, first_end) of a non-empty segment: piece()'s k and first_end,
+        and the meta that makes its piece in C (metas not None)."""
+        if self.scheme == "prepend":
+            return self.metas[0], len(self.prefix), 1 if self.prefix else 0
+        if (self.scheme == "always" or (self.scheme == "first" and first)) and seg[0] != " " and seg[0] != self.rep:
+            return self.metas[0], 1, 1
+        return self.metas[1], 0, 1
 
     def most_prefix(self) -> int:
         """The longest prefix piece() puts before a segment."""
@@ -1077,8 +1099,13 @@ class Tokenizer:
                 m = 1
             else:
                 if chars:  # the segment is one piece, one word (_encode_chars_fast)
-                    piece, k, first_end = self._char_fast.piece(text[a:b], a == 0)
-                    r = _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], piece)
+                    if self._char_fast.metas is not None:
+                        seg = text[a:b]
+                        meta, k, first_end = self._char_fast.meta(seg, a == 0)
+                        r = _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], seg, False, 0, None, meta)
+                    else:
+                        piece, k, first_end = self._char_fast.piece(text[a:b], a == 0)
+                        r = _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], piece)
                 else:
                     seg, k = self._with_prefix(text[a:b], a == 0)
                     r = _hf_encode_offsets(fn, model, cache, stages, seg, True, k)
@@ -1433,8 +1460,14 @@ class Tokenizer:
                 return None
             fn, model = self._chars_c
             self._model._chars_ready()
-            piece, k, first_end = self._char_fast.piece(text, True)
-            r = _hf_encode_offsets(fn, model, self._model.cache_address(), self._chars_skip[k, first_end], piece)
+            cp = self._char_fast
+            if cp.metas is not None:  # the piece made in C
+                meta, k, first_end = cp.meta(text, True)
+                r = _hf_encode_offsets(fn, model, self._model.cache_address(), self._chars_skip[k, first_end], text,
+                                       False, 0, None, meta)
+            else:
+                piece, k, first_end = cp.piece(text, True)
+                r = _hf_encode_offsets(fn, model, self._model.cache_address(), self._chars_skip[k, first_end], piece)
             if type(r) is int:  # HFB_SLOW: the general path raises tokenizers' error
                 return None
             n = len(r) // 12
@@ -1604,13 +1637,18 @@ class Tokenizer:
 
         fn, model = self._chars_c
         self._model._chars_ready()
-        piece = self._char_fast.piece
-        norm = [piece(t, True)[0] if t else t for t in texts]
+        metas = self._char_fast.metas
+        if metas is not None:  # the pieces made in C
+            norm = list(texts)
+        else:
+            piece = self._char_fast.piece
+            norm = [piece(t, True)[0] if t else t for t in texts]
         flagged = [i for i, t in enumerate(texts) if self._added.matches(t)] if self._has_added else []
         for i in flagged:
             norm[i] = ""  # encoded below
         # ids only: hfb_encode_chars reads no offsets' shift, any will do
-        out = hf_encode_batch(fn, model, self._model.cache_address(), self._chars_skip[0, 1], norm, None)
+        out = hf_encode_batch(fn, model, self._model.cache_address(), self._chars_skip[0, 1], norm, None,
+                              None if metas is None else metas[2])
         for i in flagged:
             out[i] = None
         for i, ids in enumerate(out):
