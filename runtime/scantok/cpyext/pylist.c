@@ -487,16 +487,20 @@ static PyObject *utf8_impl(PyObject *self, PyObject *args) {
    character, unless true when no prefix goes before a text that starts with a space or r
    (Metaspace's "always"); an empty text stays empty. */
 typedef struct {
+    int on; /* meta given */
     const uint8_t *prefix;
     Py_ssize_t plen;
     uint8_t rep[4];
     Py_ssize_t rlen;
     Py_UCS4 rep_cp;
     int unless;
+    uint8_t *buf, *tmp; /* the normalized UTF-8, and a str's UTF-8 first where it is not ASCII */
+    size_t cap, tcap;   /* (made on first use, reused for each text of a call) */
 } meta_args;
 
-/* meta read into *a: 1, 0 for None, or -1 with an error set. */
+/* meta read into *a (a->on: not None): 0, or -1 with an error set. meta_free(a) after it. */
 static int meta_read(PyObject *meta, meta_args *a, const char *who) {
+    memset(a, 0, sizeof *a);
     if (meta == Py_None) return 0;
     PyObject *prefix, *rep;
     int unless;
@@ -517,7 +521,13 @@ static int meta_read(PyObject *meta, meta_args *a, const char *who) {
     a->prefix = (const uint8_t *)PyBytes_AS_STRING(prefix), a->plen = PyBytes_GET_SIZE(prefix);
     memcpy(a->rep, r, (size_t)rlen);
     a->rlen = rlen, a->rep_cp = PyUnicode_READ_CHAR(rep, 0), a->unless = unless;
-    return 1;
+    a->on = 1;
+    return 0;
+}
+
+static void meta_free(meta_args *a) {
+    PyMem_Free(a->buf), PyMem_Free(a->tmp);
+    a->buf = a->tmp = NULL, a->cap = a->tcap = 0;
 }
 
 /* How many spaces p[0:n] holds. */
@@ -575,11 +585,12 @@ static void spaces_as(const uint8_t *src, size_t n, uint8_t *dst, const meta_arg
     }
 }
 
-/* The normalized UTF-8 (see meta_args) of the str t into *buf (made or grown to *cap bytes;
-   *tmp likewise for the UTF-8 of a str that is not ASCII): its length, or -1 with an error
-   set (CPython's UnicodeEncodeError for a lone surrogate). */
-static Py_ssize_t meta_utf8(PyObject *t, const meta_args *a, uint8_t **buf, size_t *cap, uint8_t **tmp,
-                            size_t *tcap) {
+/* The normalized UTF-8 (see meta_args) of the str t into a->buf (made or grown to a->cap
+   bytes; a->tmp likewise for the UTF-8 of a str that is not ASCII): its length, or -1 with an
+   error set (CPython's UnicodeEncodeError for a lone surrogate). */
+static Py_ssize_t meta_utf8(PyObject *t, meta_args *a) {
+    uint8_t **buf = &a->buf, **tmp = &a->tmp;
+    size_t *cap = &a->cap, *tcap = &a->tcap;
     if (PyUnicode_READY(t) < 0) return -1;
     const int kind = PyUnicode_KIND(t);
     const size_t n = (size_t)PyUnicode_GET_LENGTH(t);
@@ -623,6 +634,16 @@ static Py_ssize_t meta_utf8(PyObject *t, const meta_args *a, uint8_t **buf, size
     memcpy(*buf, a->prefix, plen);
     spaces_as(src, (size_t)ulen, *buf + plen, a);
     return (Py_ssize_t)total;
+}
+
+/* The UTF-8 an encoder reads of the str t, and its length in *n: the normalized text with
+   meta (in a's buffer), else text_utf8's (*tmp the caller's to release); NULL with an error
+   set. */
+static const char *text_data(PyObject *t, meta_args *a, Py_ssize_t *n, PyObject **tmp) {
+    if (!a->on) return text_utf8(t, n, tmp);
+    *tmp = NULL;
+    if ((*n = meta_utf8(t, a)) < 0) return NULL;
+    return *n ? (const char *)a->buf : "";
 }
 
 /* The encoder and its arguments from their addresses; -1 with an error set. */
@@ -675,10 +696,7 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
     screen_args sa;
     if (screen_read(screen, &sa, "hf_encode_batch") < 0) return NULL;
     meta_args ma;
-    const int has_meta = meta_read(meta, &ma, "hf_encode_batch");
-    if (has_meta < 0) return NULL;
-    uint8_t *mbuf = NULL, *mtmp = NULL; /* the normalized UTF-8 with meta, reused */
-    size_t mcap = 0, mtcap = 0;
+    if (meta_read(meta, &ma, "hf_encode_batch") < 0) return NULL;
     const uint8_t *first = sa.first, *pairs = sa.pairs, *firsts = sa.firsts;
     const int nfirst = sa.nfirst;
     Py_ssize_t ntexts = PyList_Size(texts);
@@ -695,12 +713,8 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
         }
         Py_INCREF(t); /* the list may change while the GIL is released */
         Py_ssize_t n = 0;
-        const char *data = "";
-        if (has_meta) {
-            if ((n = meta_utf8(t, &ma, &mbuf, &mcap, &mtmp, &mtcap)) < 0) goto fail_t;
-            if (n) data = (const char *)mbuf;
-        } else if (!(data = text_utf8(t, &n, &tmp)))
-            goto fail_t;
+        const char *data = text_data(t, &ma, &n, &tmp);
+        if (!data) goto fail_t;
         if (n > room || !ids) { /* room for n ids (a text has at most one id per byte) */
             PyMem_Free(ids);
             room = n > 4096 ? n : 4096;
@@ -736,10 +750,10 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
         Py_DECREF(t);
         goto fail;
     }
-    PyMem_Free(ids), PyMem_Free(mbuf), PyMem_Free(mtmp);
+    PyMem_Free(ids), meta_free(&ma);
     return out;
 fail:
-    PyMem_Free(ids), PyMem_Free(mbuf), PyMem_Free(mtmp);
+    PyMem_Free(ids), meta_free(&ma);
     Py_DECREF(out);
     return NULL;
 }
@@ -764,10 +778,7 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     screen_args sa;
     if (screen_read(screen, &sa, "hf_encode_offsets") < 0) return NULL;
     meta_args ma;
-    const int has_meta = meta_read(meta, &ma, "hf_encode_offsets");
-    if (has_meta < 0) return NULL;
-    uint8_t *mbuf = NULL, *mtmp = NULL;
-    size_t mcap = 0, mtcap = 0;
+    if (meta_read(meta, &ma, "hf_encode_offsets") < 0) return NULL;
     if (fold < 0 || fold > UINT32_MAX - 1) {
         PyErr_SetString(PyExc_ValueError, "hf_encode_offsets: fold out of range");
         return NULL;
@@ -777,12 +788,8 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     if (hf_addresses(fn_o, m_o, c_o, ss_o, &fn, &m, &c, &ss, "hf_encode_offsets") < 0) return NULL;
     const int na = words ? 4 : 3;
     Py_ssize_t n = 0;
-    const char *data = "";
-    if (has_meta) {
-        if ((n = meta_utf8(t, &ma, &mbuf, &mcap, &mtmp, &mtcap)) < 0) goto done;
-        if (n) data = (const char *)mbuf;
-    } else if (!(data = text_utf8(t, &n, &tmp)))
-        goto done;
+    const char *data = text_data(t, &ma, &n, &tmp);
+    if (!data) goto done;
     if (sa.first && screened((const uint8_t *)data, (size_t)n, sa.first, sa.pairs, sa.firsts, sa.nfirst)) {
         res = PyLong_FromLong(-3);
         goto done;
@@ -817,7 +824,7 @@ static PyObject *hf_encode_offsets(PyObject *self, PyObject *args) {
     PyMem_Free(buf);
 done:
     Py_XDECREF(tmp);
-    PyMem_Free(mbuf), PyMem_Free(mtmp);
+    meta_free(&ma);
     return res;
 }
 
