@@ -11,7 +11,9 @@ Components (those scantok supports, see README "HuggingFace tokenizer.json"):
   (a ByteLevel pre-tokenizer somewhere, ``initial_alphabet=ByteLevel.alphabet()``) or char-level,
   with ``byte_fallback`` (``<0xXX>`` tokens added to the vocabulary), ``unk_token``, ``fuse_unk``,
   ``continuing_subword_prefix``, ``end_of_word_suffix``, ``ignore_merges``; or WordLevel
-  (``WordLevelTrainer``).
+  (``WordLevelTrainer``); or (15 %) a SentencePiece-style BPE over characters saved with a
+  layout of Llama 2's, Gemma's or Mistral's (``sentencepiece_model``), sometimes with "\n" and
+  "\t" in no token.
 * normalizers: NFC/NFD/NFKC/NFKD, Lowercase, Strip, Replace (string, regex), Prepend,
   BertNormalizer, Sequence, none.
 * pre-tokenizers: ByteLevel, Split (string, regex; every behavior; invert), Digits, Whitespace,
@@ -323,6 +325,8 @@ class Campaign:
     def model(self, desc: list):
         """A trained tokenizers.Tokenizer with its normalizer and pre-tokenizer set."""
         rng = self.rng
+        if rng.random() < 0.15:
+            return self.sentencepiece_model(desc)
         norm = self.normalizer() if rng.random() < 0.55 else None
         wordlevel = rng.random() < 0.15
         byte_level = not wordlevel and rng.random() < 0.5
@@ -382,6 +386,48 @@ class Campaign:
                 vocab.setdefault(f"<0x{b:02X}>", max(vocab.values(), default=-1) + 1)
             tok = tokenizers.Tokenizer.from_str(json.dumps(obj))
         return tok
+
+    def sentencepiece_model(self, desc: list):
+        """A SentencePiece-style BPE over characters (Llama 2, Mistral and Gemma as transformers
+        converts them): trained on words that start with the replacement (Metaspace, split), with
+        byte fallback and/or an unknown token, then saved with one of the layouts whose piece
+        scantok makes in C (_CharPiece: Prepend + Replace, Replace alone, Metaspace without
+        split), and sometimes with "\n" and "\t" in no token (Llama 2's vocabulary: <0x0A>), so
+        that its words hold fallback bytes."""
+        rng = self.rng
+        rep = rng.choice(METASPACE_CHARS)
+        opts: dict = {"byte_fallback": rng.random() < 0.8}
+        if not opts["byte_fallback"] or rng.random() < 0.7:
+            opts["unk_token"] = "<unk>"
+            opts["fuse_unk"] = rng.random() < 0.5
+        specials = ["<unk>", "<s>", "</s>"]
+        tok = tokenizers.Tokenizer(models.BPE(**opts))
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=rep, prepend_scheme="always", split=True)
+        trainer = trainers.BpeTrainer(vocab_size=rng.randint(300, 2000), special_tokens=specials, show_progress=False,
+                                      limit_alphabet=rng.choice([60, 150, 1000]))
+        tok.train_from_iterator(self.training_text(), trainer)
+        obj = json.loads(tok.to_str())
+        model = obj["model"]
+        vocab = model["vocab"]
+        if opts["byte_fallback"]:
+            for b in range(256):
+                vocab.setdefault(f"<0x{b:02X}>", max(vocab.values(), default=-1) + 1)
+        lines = rng.random() < 0.5
+        if lines:  # ids made contiguous again, the added tokens' with them
+            keep = sorted((i, t) for t, i in vocab.items() if "\n" not in t and "\t" not in t)
+            model["vocab"] = vocab = {t: k for k, (_, t) in enumerate(keep)}
+            model["merges"] = [m for m in model["merges"] if "\n" not in "".join(m) and "\t" not in "".join(m)]
+            for added in obj["added_tokens"]:
+                added["id"] = vocab[added["content"]]
+        layout = rng.choice(["prepend", "replace", "always", "first", "never"])
+        replace = {"type": "Replace", "pattern": {"String": " "}, "content": rep}
+        obj["normalizer"], obj["pre_tokenizer"] = {
+            "prepend": ({"type": "Sequence", "normalizers": [
+                {"type": "Prepend", "prepend": rng.choice([rep, rep, " ", rep + rep, "x"])}, replace]}, None),
+            "replace": (replace, None),
+        }.get(layout) or (None, {"type": "Metaspace", "replacement": rep, "prepend_scheme": layout, "split": False})
+        desc.append(f"SentencePiece-style BPE({opts}, replacement={rep!r}, layout={layout}, no line tokens={lines})")
+        return tokenizers.Tokenizer.from_str(json.dumps(obj))
 
     def added_tokens(self, tok, desc: list) -> None:
         rng = self.rng

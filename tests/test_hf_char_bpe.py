@@ -659,3 +659,61 @@ def test_normalizer_made_in_c_refuses_bad_input():
             _pylist.hf_encode_batch(*args, bad)
         with pytest.raises(err):
             _pylist.hf_encode_offsets(*args[:4], "a b", False, 0, None, bad)
+
+
+def utf8_shape(data: bytes) -> bool:
+    """hf_bpe.c's utf8_shape_ok in Python: each lead byte (0xC0 and up; 0xF0 and up four bytes
+    long) followed by its continuation bytes, none elsewhere, the last character whole."""
+    i = 0
+    while i < len(data):
+        c = data[i]
+        n = 1 if c < 0x80 else 0 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+        if not n or i + n > len(data) or any(b & 0xC0 != 0x80 for b in data[i + 1:i + n]):
+            return False
+        i += n
+    return True
+
+
+def test_bytes_not_a_strs_utf8_go_to_the_general_path():
+    """hfb_tokenize_chars on bytes (the cffi function, as no str gives them): HFB_SLOW exactly
+    where they are not shaped as UTF-8 (utf8_shape), with and without offsets; lead bytes cut
+    at and across the 16-byte blocks of its test, bytes with too few continuation bytes, stray
+    continuation bytes."""
+    from hypothesis import given, settings, strategies as st
+    from scantok._native import ffi, lib
+
+    rng = random.Random("shapes")
+    tok = scantok.Tokenizer.from_str(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True))
+    model = tok._model
+    model._chars_ready()
+
+    def run(data: bytes):
+        n = len(data)
+        ids, starts, ends = (ffi.new("uint32_t[]", n + 1) for _ in range(3))
+        fast = lib.hfb_tokenize_chars(model._model, model.cache(), data, n, ids, ffi.NULL, ffi.NULL)
+        full = lib.hfb_tokenize_chars(model._model, model.cache(), data, n, ids, starts, ends)
+        want_slow = not utf8_shape(data)
+        assert (fast == -2) == want_slow and (full == -2) == want_slow, data
+        if want_slow or not n:
+            return
+        assert fast == full > 0
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:  # shaped as UTF-8 but no str's (an overlong form, a code point past U+10FFFF)
+            return
+        assert list(ids)[:fast] == [t[0] for t in model._tokenize_chars(text)], data
+
+    pieces = ["a", "é", "▁", "中", "😀", "\x7f"]
+    for k in range(40):
+        base = "".join(rng.choices(pieces, k=k)).encode()
+        for cut in range(len(base) + 1):
+            run(base[:cut])
+        for at in range(len(base)):
+            run(base[:at] + bytes([rng.choice([0x80, 0xBF, 0xC0, 0xC3, 0xDF, 0xE0, 0xE2, 0xEF, 0xF0, 0xF7, 0xF8, 0xFF, 0x41])]) + base[at + 1:])
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.binary(max_size=70))
+    def random_bytes(data):
+        run(data)
+
+    random_bytes()
