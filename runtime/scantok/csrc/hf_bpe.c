@@ -1645,6 +1645,29 @@ static inline int64_t word_hit(const hfb_model *m, const uint32_t *hid, uint32_t
     return nids;
 }
 
+/* A word's key in the word cache: its bytes (up to CACHE_KEY), zeros after them, and their hash. */
+typedef struct {
+    uint64_t key[3];
+    uint64_t hash;
+} word_key;
+
+/* The key of the word data[a:b] (b - a <= CACHE_KEY), the data readable up to end: three
+   loads and masks where 24 bytes can be read, not a copy of b - a bytes (a call). */
+static inline void word_key_of(word_key *k, const uint8_t *data, size_t a, size_t b, size_t end) {
+    const size_t len = b - a;
+    if (end - a >= sizeof k->key) {
+        memcpy(k->key, data + a, sizeof k->key);
+        for (size_t j = 0; j < 3; j++) {
+            const size_t have = len > 8 * j ? len - 8 * j : 0; /* the word's bytes in k->key[j] */
+            k->key[j] &= have >= 8 ? ~0ull : (1ull << (8 * have)) - 1;
+        }
+    } else {
+        memset(k->key, 0, sizeof k->key);
+        memcpy(k->key, data + a, len);
+    }
+    k->hash = key_hash(k->key, len);
+}
+
 /* Whether word_hit, given the tokens ids[0:k] of a piece of plen bytes, gives back their byte
    lengths blen[]: the test for keeping a merged piece in the word cache. A token's length
    there comes from its id, and ids are not enough where a token's string is not the text it
@@ -1676,16 +1699,21 @@ static void word_long_put(hfb_cache *c, long_entry **set, const uint8_t *p, size
 
 /* The tokens of the piece data[a:b] of a char-mode model into ids[] and their byte lengths
    into w->blen[] (room for b - a each): through the word cache when words is set (c->words
-   made, u8len set), merged in windows when windows is set and the piece is long.  Returns
-   the count, HFB_SLOW (tokenizers fails here) or HFB_NOMEM. */
+   made, u8len set; wk its key when the caller made it, else NULL), merged in windows when
+   windows is set and the piece is long.  Returns the count, HFB_SLOW (tokenizers fails here)
+   or HFB_NOMEM. */
 static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int windows, const uint8_t *data,
-                           size_t a, size_t b, chars_work *w, uint32_t *ids, uint32_t *blen) {
+                           size_t a, size_t b, const word_key *wk, chars_work *w, uint32_t *ids, uint32_t *blen) {
     cache_slot *slot = NULL;
     long_entry **lslot = NULL;
-    uint64_t key[3] = {0, 0, 0};
+    word_key own;
     if (words && b - a <= CACHE_KEY) {
-        memcpy(key, data + a, b - a);
-        slot = &c->words[(key_hash(key, b - a) >> (64 - WORD_BITS)) & ~(size_t)1];
+        if (!wk) {
+            word_key_of(&own, data, a, b, b);
+            wk = &own;
+        }
+        const uint64_t *key = wk->key;
+        slot = &c->words[(wk->hash >> (64 - WORD_BITS)) & ~(size_t)1];
         for (int way = 0; way < 2; way++) {
             const cache_slot *h = &slot[way];
             if (h->klen == b - a && !((h->key[0] ^ key[0]) | (h->key[1] ^ key[1]) | (h->key[2] ^ key[2])))
@@ -1722,7 +1750,7 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
     /* a dropped or unknown character: not kept (a hit could not say how many bytes it covers) */
     if (slot && plain && kt <= CACHE_IDS && hit_same(m, ids, blen, kt, b - a)) {
         if (slot[0].klen) slot[1] = slot[0];
-        memcpy(slot->key, key, sizeof slot->key);
+        memcpy(slot->key, wk->key, sizeof slot->key);
         slot->klen = (uint32_t)(b - a);
         slot->nids = (uint32_t)kt;
         for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[j];
@@ -1750,11 +1778,12 @@ static int words_ready(const hfb_model *m, hfb_cache *c, int *nomem) {
 
 /* Up to WORD_BATCH pieces of data[*a:n] as cuts[0] = *a < cuts[1] < ... (each the end of the
    one before): one piece, the rest, without words; else each up to the next "▁" after a
-   character other than "▁", its set in the word cache asked for. Returns the number of cuts
+   character other than "▁", and for one of up to CACHE_KEY bytes its key made (keys[i] of
+   the piece from cuts[i]) and its set in the word cache asked for. Returns the number of cuts
    (0: nothing left) and moves *a past the last piece. */
 enum { WORD_BATCH = 16 };
 static size_t next_words(const hfb_cache *c, int words, const uint8_t *data, size_t n, size_t *a,
-                         size_t cuts[WORD_BATCH + 1]) {
+                         size_t cuts[WORD_BATCH + 1], word_key keys[WORD_BATCH]) {
     size_t k = 0, at = *a;
     if (at >= n) return 0;
     cuts[k++] = at;
@@ -1772,9 +1801,9 @@ static size_t next_words(const hfb_cache *c, int words, const uint8_t *data, siz
                 }
             }
             if (b - at <= CACHE_KEY) {
-                uint64_t key[3] = {0, 0, 0};
-                memcpy(key, data + at, b - at);
-                const cache_slot *set = &c->words[(key_hash(key, b - at) >> (64 - WORD_BITS)) & ~(size_t)1];
+                word_key *wk = &keys[k - 1];
+                word_key_of(wk, data, at, b, n);
+                const cache_slot *set = &c->words[(wk->hash >> (64 - WORD_BITS)) & ~(size_t)1];
                 __builtin_prefetch(set);
                 __builtin_prefetch(set + 1);
             }
@@ -1852,12 +1881,14 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
     /* the pieces in batches: a batch's cuts are found, and their sets in the word cache asked
        for, before the batch before it is merged */
     size_t cuts[2][WORD_BATCH + 1], a = 0;
-    size_t ncut = next_words(c, words, data, n, &a, cuts[0]);
+    word_key keys[2][WORD_BATCH]; /* of the words of up to CACHE_KEY bytes */
+    size_t ncut = next_words(c, words, data, n, &a, cuts[0], keys[0]);
     for (int cur = 0; ncut > 1; cur ^= 1) {
-        size_t nnext = next_words(c, words, data, n, &a, cuts[cur ^ 1]);
+        size_t nnext = next_words(c, words, data, n, &a, cuts[cur ^ 1], keys[cur ^ 1]);
         for (size_t p = 0; p + 1 < ncut; p++) {
-            int64_t k = chars_piece(m, c, words, windows, data, cuts[cur][p], cuts[cur][p + 1], &w, ids + nt,
-                                    w.blen + nt);
+            const size_t pa = cuts[cur][p], pb = cuts[cur][p + 1];
+            int64_t k = chars_piece(m, c, words, windows, data, pa, pb, words && pb - pa <= CACHE_KEY ? &keys[cur][p] : NULL,
+                                    &w, ids + nt, w.blen + nt);
             if (k < 0) {
                 rc = k;
                 goto done;
@@ -2653,7 +2684,7 @@ static int64_t encode_chars_text(const hfb_model *m, hfb_cache *c, const hfb_sta
     if (nomem) goto done;
     for (int64_t i = 0; i < k; i++) {
         uint32_t ps = pieces[2 * i], pe = pieces[2 * i + 1];
-        int64_t r = chars_piece(m, c, cached, windows, data, ps, pe, &w, ids + out, w.blen + out);
+        int64_t r = chars_piece(m, c, cached, windows, data, ps, pe, NULL, &w, ids + out, w.blen + out);
         if (r < 0) {
             rc = r;
             goto done;
