@@ -717,3 +717,43 @@ def test_bytes_not_a_strs_utf8_go_to_the_general_path():
         run(data)
 
     random_bytes()
+
+
+def test_short_words_of_many_tokens_are_kept():
+    """A word of up to 24 bytes with more tokens than a word table slot holds (8) is kept in
+    the long-word store, its slot saying so: hits on the next pass, the same ids and offsets as
+    tokenizers, with fallback bytes in some, and with the store full (4 MiB) before they come,
+    where they are merged every time."""
+    letters = "abcdefghijklmnop"
+    vocab = {t: i for i, t in enumerate(["<unk>"] + BYTE_TOKENS)}
+    for t in ["▁", *letters, "▁a", "ab"]:
+        vocab[t] = len(vocab)
+    js = _legacy(vocab, [["▁", "a"], ["a", "b"]], unk="<unk>", byte_fallback=True)
+    rng = random.Random("many tokens")
+    words = ["".join(rng.choices(letters, k=rng.randint(9, 23))) for _ in range(300)]
+    words[::7] = [w[:4] + "\n" + w[4:] for w in words[::7]]  # a fallback byte inside
+    texts = [" ".join(rng.choices(words, k=rng.randint(1, 60))) for _ in range(80)]
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    assert ours._model._chars_ready() is not False and ours._model._chars_cut
+    want = [hf.encode(t) for t in texts]
+    for n in range(3):
+        got = [ours.encode(t) for t in texts]
+        assert [(e.ids, e.offsets) for e in got] == [(e.ids, e.offsets) for e in want]
+        if n == 0:
+            kept, hits = word_longs(ours)
+            assert kept >= len(set(words)) - 5
+    # the pieces of passes two and three that the store holds (more than 8 tokens or 24 bytes)
+    pieces = [w for t in texts for w in t.split(" ")]
+    stored = sum(len(hf.encode(w).ids) > 8 or len(("▁" + w).encode()) > 24 for w in pieces)
+    assert stored > len(pieces) // 2
+    assert word_longs(ours)[1] - hits == 2 * stored
+    assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == [e.ids for e in want]
+    # the store full of long words first: the short ones are merged at every sight
+    full = scantok.Tokenizer.from_str(js)
+    filler = [" " * 140 + "".join(rng.choices(letters, k=60)) for _ in range(9000)]
+    assert [e.ids for e in full.encode_batch_fast(filler, num_threads=1)] == \
+        [e.ids for e in hf.encode_batch_fast(filler)]
+    assert word_longs(full, with_bytes=True)[2] > WORD_LONG_BUDGET - 4096
+    for _ in range(2):
+        got = [full.encode(t) for t in texts]
+        assert [(e.ids, e.offsets) for e in got] == [(e.ids, e.offsets) for e in want]

@@ -159,6 +159,11 @@ typedef struct cache_slot_s {
    indentations (a line's end, "\n" and the next line's "▁▁▁▁|---"), and the ~1 in 6 words
    whose slot another had taken, were merged again on every pass (19 % of a warm one). */
 #define WORD_LONG_SLOTS (1u << 15)
+/* The set of the word p[0:len] in c's long-word store. */
+#define LONG_SET(c, p, len) (&(c)->word_longs[bytes_hash((p), (len)) & (WORD_LONG_SLOTS - 2)])
+/* A word table slot's nids for a word of more tokens than it holds: they are in the long-word
+   store ("▁▁▁▁▁▁▁|\n|", a table's row, is 24 bytes and 10 tokens: merged on every pass before). */
+#define WORD_IN_LONGS (CACHE_IDS + 1)
 #define WORD_LONG_BUDGET ((size_t)4 << 20)
 
 typedef struct {
@@ -1683,18 +1688,20 @@ static int hit_same(const hfb_model *m, const uint32_t *ids, const uint32_t *ble
 
 /* The word p[0:len] and its k ids into the set set[0..1] of char mode's long-word store: first,
    the one that was first moved second and the one second dropped; nothing changes where that
-   would take the store past WORD_LONG_BUDGET. */
-static void word_long_put(hfb_cache *c, long_entry **set, const uint8_t *p, size_t len, const uint32_t *ids,
-                          size_t k) {
+   would take the store past WORD_LONG_BUDGET (returns 0, else 1). */
+static int word_long_put(hfb_cache *c, long_entry **set, const uint8_t *p, size_t len, const uint32_t *ids,
+                         size_t k) {
     const size_t need = long_size(len, k), out = set[0] && set[1] ? long_size(set[1]->len, set[1]->nids) : 0;
-    if (c->word_longs_bytes - out + need > WORD_LONG_BUDGET) return;
+    if (c->word_longs_bytes - out + need > WORD_LONG_BUDGET) return 0;
     if (set[0]) {
         free(set[1]);
         c->word_longs_bytes -= out;
         set[1] = set[0];
         set[0] = NULL;
     }
-    if (long_put(&set[0], p, len, ids, k) == 0) c->word_longs_kept++, c->word_longs_bytes += need;
+    if (long_put(&set[0], p, len, ids, k) < 0) return 0;
+    c->word_longs_kept++, c->word_longs_bytes += need;
+    return 1;
 }
 
 /* The tokens of the piece data[a:b] of a char-mode model into ids[] and their byte lengths
@@ -1716,11 +1723,15 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         slot = &c->words[(wk->hash >> (64 - WORD_BITS)) & ~(size_t)1];
         for (int way = 0; way < 2; way++) {
             const cache_slot *h = &slot[way];
-            if (h->klen == b - a && !((h->key[0] ^ key[0]) | (h->key[1] ^ key[1]) | (h->key[2] ^ key[2])))
-                return word_hit(m, h->ids, h->nids, b - a, ids, blen);
+            if (h->klen == b - a && !((h->key[0] ^ key[0]) | (h->key[1] ^ key[1]) | (h->key[2] ^ key[2]))) {
+                if (h->nids <= CACHE_IDS) return word_hit(m, h->ids, h->nids, b - a, ids, blen);
+                lslot = LONG_SET(c, data + a, b - a); /* WORD_IN_LONGS: more ids than a slot holds */
+                break;
+            }
         }
-    } else if (words && b - a <= LONG_MAX) {
-        lslot = &c->word_longs[bytes_hash(data + a, b - a) & (WORD_LONG_SLOTS - 2)];
+    } else if (words && b - a <= LONG_MAX)
+        lslot = LONG_SET(c, data + a, b - a);
+    if (lslot) {
         long_entry *e = long_find(lslot, data + a, b - a);
         if (!e) e = long_find(lslot + 1, data + a, b - a);
         if (e) {
@@ -1748,15 +1759,22 @@ static int64_t chars_piece(const hfb_model *m, hfb_cache *c, int words, int wind
         memcpy(blen, w->slen, kt * sizeof *blen);
     }
     /* a dropped or unknown character: not kept (a hit could not say how many bytes it covers) */
-    if (slot && plain && kt <= CACHE_IDS && hit_same(m, ids, blen, kt, b - a)) {
-        if (slot[0].klen) slot[1] = slot[0];
-        memcpy(slot->key, wk->key, sizeof slot->key);
-        slot->klen = (uint32_t)(b - a);
-        slot->nids = (uint32_t)kt;
-        for (size_t j = 0; j < kt; j++) slot->ids[j] = ids[j];
-    } else if (lslot && plain && hit_same(m, ids, blen, kt, b - a)) {
+    if (!plain || !(slot || lslot) || !hit_same(m, ids, blen, kt, b - a)) return (int64_t)kt;
+    if (slot) { /* more ids than a slot holds: the slot says where they are */
+        if (kt > CACHE_IDS && !word_long_put(c, LONG_SET(c, data + a, b - a), data + a, b - a, ids, kt))
+            return (int64_t)kt;
+        cache_slot *h = slot[0].klen == b - a && !memcmp(slot[0].key, wk->key, sizeof wk->key) ? &slot[0] : NULL;
+        if (!h) { /* (a redirect slot whose long entry was dropped is h: taken again) */
+            if (slot[1].klen == b - a && !memcmp(slot[1].key, wk->key, sizeof wk->key)) slot[1] = slot[0];
+            else if (slot[0].klen) slot[1] = slot[0];
+            h = &slot[0];
+        }
+        memcpy(h->key, wk->key, sizeof h->key);
+        h->klen = (uint32_t)(b - a);
+        h->nids = kt <= CACHE_IDS ? (uint32_t)kt : WORD_IN_LONGS;
+        for (size_t j = 0; kt <= CACHE_IDS && j < kt; j++) h->ids[j] = ids[j];
+    } else
         word_long_put(c, lslot, data + a, b - a, ids, kt);
-    }
     return (int64_t)kt;
 }
 
