@@ -1875,23 +1875,31 @@ static int utf8_shape_ok(const uint8_t *d, size_t n) {
     return carry == 0;
 }
 
+/* How many of p[0:len] are not UTF-8 continuation bytes (10xxxxxx): the characters that
+   start there. Eight at a time: a continuation byte has bit 7 set and bit 6 clear. */
+static inline size_t leads_in(const uint8_t *p, size_t len) {
+    size_t k = len;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        const uint64_t cont = (x & ~(x << 1) & 0x8080808080808080ull) >> 7;
+        k -= (size_t)((cont * 0x0101010101010101ull) >> 56);
+    }
+    for (; len; p++, len--) k -= (*p & 0xC0) == 0x80;
+    return k;
+}
+
 int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
                            uint32_t *starts, uint32_t *ends) {
     if (!m->char_keys) return HFB_SLOW;
     if (!n) return 0;
     chars_work w;
-    uint32_t *char_of = starts ? malloc(n * sizeof *char_of) : NULL;
     int64_t rc = HFB_NOMEM;
-    size_t nchars = 0, nt = 0;
-    if (chars_work_init(&w, n) < 0 || (starts && !char_of)) goto done;
+    size_t nt = 0;
+    if (chars_work_init(&w, n) < 0) goto done;
     if (!utf8_shape_ok(data, n)) { /* not the UTF-8 of a str */
         rc = HFB_SLOW;
         goto done;
-    }
-    for (size_t i = 0; starts && i < n; nchars++) { /* the characters' indexes, for offsets */
-        uint32_t c0 = data[i], l = c0 < 0x80 ? 1 : c0 < 0xE0 ? 2 : c0 < 0xF0 ? 3 : 4;
-        for (uint32_t j = 0; j < l; j++) char_of[i + j] = (uint32_t)nchars;
-        i += l;
     }
     const int windows = m->unique_ids && __atomic_load_n(&windows_on, __ATOMIC_RELAXED);
     int nomem = 0, words = windows && m->cut_words && words_ready(m, c, &nomem);
@@ -1916,17 +1924,21 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
         ncut = nnext;
     }
     /* offsets in characters, from the tokens' bytes counted one after another (a pending
-       unknown token comes after the fallback bytes that followed it, as in tokenizers) */
-    for (size_t t = 0, pos = 0; starts && t < nt; t++) {
+       unknown token comes after the fallback bytes that followed it, as in tokenizers): a
+       token of bytes [x, e) starts at the character holding byte x and ends after the one
+       holding byte e - 1 (a fallback token covers its whole character); with L(p) the lead
+       bytes before p, that is L(x) - (x a continuation byte) and L(e) */
+    const size_t nchars = starts ? leads_in(data, n) : 0;
+    for (size_t t = 0, pos = 0, lead = 0; starts && t < nt; t++) {
         size_t x = pos, e = pos + w.blen[t];
         pos = e;
-        starts[t] = x < n ? char_of[x] : (uint32_t)nchars;
-        ends[t] = e == 0 ? 0 : e <= n ? char_of[e - 1] + 1 : (uint32_t)nchars;
+        starts[t] = x < n ? (uint32_t)(lead - ((data[x] & 0xC0) == 0x80)) : (uint32_t)nchars;
+        if (x < n) lead += leads_in(data + x, (e < n ? e : n) - x);
+        ends[t] = e == 0 ? 0 : e <= n ? (uint32_t)lead : (uint32_t)nchars;
     }
     rc = (int64_t)nt;
 done:
     chars_work_free(&w);
-    free(char_of);
     return rc;
 }
 
