@@ -11,9 +11,9 @@ Components (those scantok supports, see README "HuggingFace tokenizer.json"):
   (a ByteLevel pre-tokenizer somewhere, ``initial_alphabet=ByteLevel.alphabet()``) or char-level,
   with ``byte_fallback`` (``<0xXX>`` tokens added to the vocabulary), ``unk_token``, ``fuse_unk``,
   ``continuing_subword_prefix``, ``end_of_word_suffix``, ``ignore_merges``; or WordLevel
-  (``WordLevelTrainer``); or (15 %) a SentencePiece-style BPE over characters saved with a
-  layout of Llama 2's, Gemma's or Mistral's (``sentencepiece_model``), sometimes with "\n" and
-  "\t" in no token.
+  (``WordLevelTrainer``); or (``--sentencepiece``, 15 % by default) a SentencePiece-style BPE
+  over characters saved with a layout of Llama 2's, Gemma's or Mistral's
+  (``sentencepiece_model``), sometimes with "\n" and "\t" in no token.
 * normalizers: NFC/NFD/NFKC/NFKD, Lowercase, Strip, Replace (string, regex), Prepend,
   BertNormalizer, Sequence, none.
 * pre-tokenizers: ByteLevel, Split (string, regex; every behavior; invert), Digits, Whitespace,
@@ -238,6 +238,7 @@ class Campaign:
         self.per_case: dict[tuple, int] = {}  # (pipeline, check): mismatches (3 printed)
         self.build_seconds = 0.0
         self.big_batches = True  # one batch per pipeline long enough for two threads (PARALLEL_MIN)
+        self.sentencepiece = 0.15  # the share of SentencePiece-style pipelines (sentencepiece_model)
 
     # -- components --
     def regex_or_string(self):
@@ -325,7 +326,7 @@ class Campaign:
     def model(self, desc: list):
         """A trained tokenizers.Tokenizer with its normalizer and pre-tokenizer set."""
         rng = self.rng
-        if rng.random() < 0.15:
+        if rng.random() < self.sentencepiece:
             return self.sentencepiece_model(desc)
         norm = self.normalizer() if rng.random() < 0.55 else None
         wordlevel = rng.random() < 0.15
@@ -661,7 +662,8 @@ class Campaign:
             return
         self.build_seconds += time.monotonic() - t0
         self.pipelines += 1
-        kind = "WordLevel" if desc[0].startswith("WordLevel") else desc[0][:9] + ")"
+        kind = "WordLevel" if desc[0].startswith("WordLevel") else "SentencePiece-style" \
+            if desc[0].startswith("SentencePiece") else desc[0][:9] + ")"
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         if isinstance(ours, UnsupportedComponentError):
             key = str(ours).split(":")[0]
@@ -929,12 +931,15 @@ def main(argv=None) -> int:
                     help="where the first mismatch's minimal reproducer goes (default: %(default)s)")
     ap.add_argument("--shrink-seconds", type=float, default=300)
     ap.add_argument("--save", type=Path, default=None, help="a directory for every mismatching pipeline's JSON")
+    ap.add_argument("--sentencepiece", type=float, default=0.15,
+                    help="the share of SentencePiece-style pipelines (default: %(default)s)")
     args = ap.parse_args(argv)
     if args.seconds is None and args.pipelines is None:
         args.seconds = 60
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     c = Campaign(seed)
     c.save = args.save
+    c.sentencepiece = args.sentencepiece
     t0 = time.monotonic()
     c.run(args.seconds, args.pipelines, args.texts)
     took = time.monotonic() - t0
