@@ -757,3 +757,33 @@ def test_short_words_of_many_tokens_are_kept():
     for _ in range(2):
         got = [full.encode(t) for t in texts]
         assert [(e.ids, e.offsets) for e in got] == [(e.ids, e.offsets) for e in want]
+
+
+def test_offsets_of_long_tokens_near_the_end():
+    """Offsets count the characters of each token's bytes (hf_bpe.c, leads_between: whole
+    words of eight, then the rest by one load, from the text's last eight bytes when fewer
+    follow): tokens of 1-24 bytes of one-, two- and three-byte characters, ending at every
+    distance from the text's end, and fallback bytes among them; tokenizers' offsets."""
+    vocab = {t: i for i, t in enumerate(["<unk>"] + BYTE_TOKENS)}
+    merges = []
+    for c in ["a", "é", "中"]:
+        vocab[c] = len(vocab)
+        for n in (2, 4, 8):
+            merges.append([c * (n // 2), c * (n // 2)])
+            vocab[c * n] = len(vocab)
+    for a, b in [("a" * 8, "中"), ("é" * 4, "a" * 4), ("中" * 4, "é")]:  # of 11-14 bytes, mixed
+        merges.append([a, b])
+        vocab[a + b] = len(vocab)
+    vocab["▁"] = len(vocab)
+    js = _legacy(vocab, merges, unk="<unk>", byte_fallback=True)
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    rng = random.Random("near the end")
+    texts = []
+    for _ in range(300):
+        t = "".join(rng.choice(["a", "é", "中", "😀", "a" * 8 + "中", "é" * 4 + "a" * 4, "中" * 4 + "é"])
+                    * rng.choice([1, 2, 3, 4, 7, 8, 9, 15, 16]) for _ in range(rng.randint(1, 5)))
+        texts += [t, t[rng.randint(0, len(t)):]]
+    want = [hf.encode(t) for t in texts]
+    for _ in range(2):  # merged, then from the word caches
+        got = [ours.encode(t) for t in texts]
+        assert [(e.ids, e.offsets) for e in got] == [(e.ids, e.offsets) for e in want]

@@ -1889,6 +1889,24 @@ static inline size_t leads_in(const uint8_t *p, size_t len) {
     return k;
 }
 
+/* leads_in(data + x, e - x) where data[0:n] may be read (x < e <= n): a token's last bytes
+   (most tokens are fewer than eight) by one load and a mask where eight bytes can be read,
+   not a loop whose end the branch predictor cannot know. */
+static inline size_t leads_between(const uint8_t *data, size_t n, size_t x, size_t e) {
+    size_t len = e - x;
+    if (x + 8 > n) return leads_in(data + x, len);
+    const size_t whole = len & ~(size_t)7, rest = len & 7;
+    size_t k = whole ? leads_in(data + x, whole) : 0;
+    if (rest) {
+        uint64_t w;
+        memcpy(&w, data + x + (x + whole + 8 <= n ? whole : len - 8), 8);
+        if (x + whole + 8 > n) w >>= 8 * (8 - rest); /* the last eight bytes: the rest at the top */
+        const uint64_t cont = (w & ~(w << 1) & 0x8080808080808080ull) >> 7 & ((1ull << (8 * rest)) - 1);
+        k += rest - (size_t)((cont * 0x0101010101010101ull) >> 56);
+    }
+    return k;
+}
+
 int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data, size_t n, uint32_t *ids,
                            uint32_t *starts, uint32_t *ends) {
     if (!m->char_keys) return HFB_SLOW;
@@ -1933,7 +1951,7 @@ int64_t hfb_tokenize_chars(const hfb_model *m, hfb_cache *c, const uint8_t *data
         size_t x = pos, e = pos + w.blen[t];
         pos = e;
         starts[t] = x < n ? (uint32_t)(lead - ((data[x] & 0xC0) == 0x80)) : (uint32_t)nchars;
-        if (x < n) lead += leads_in(data + x, (e < n ? e : n) - x);
+        if (x < n) lead += leads_between(data, n, x, e < n ? e : n);
         ends[t] = e == 0 ? 0 : e <= n ? (uint32_t)lead : (uint32_t)nchars;
     }
     rc = (int64_t)nt;
