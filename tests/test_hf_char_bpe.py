@@ -787,3 +787,40 @@ def test_offsets_of_long_tokens_near_the_end():
     for _ in range(2):  # merged, then from the word caches
         got = [ours.encode(t) for t in texts]
         assert [(e.ids, e.offsets) for e in got] == [(e.ids, e.offsets) for e in want]
+
+
+def encode_batch_singles(ours, hf, texts, monkeypatch) -> list[str]:
+    """encode_batch of texts on one thread and two, with and without special tokens: every
+    field as tokenizers'; returns the texts it encoded one by one (_encode_one)."""
+    def fields(e):
+        return (e.ids, e.tokens, e.offsets, e.word_ids, e.type_ids, e.special_tokens_mask, e.attention_mask)
+
+    singles = []
+    real_one = type(ours)._encode_one
+    monkeypatch.setattr(type(ours), "_encode_one", lambda self, t, add: singles.append(t) or real_one(self, t, add))
+    for threads in (1, 2):
+        for add in (True, False):
+            want = [fields(e) for e in hf.encode_batch(texts, add_special_tokens=add)]
+            assert [fields(e) for e in ours.encode_batch(texts, add_special_tokens=add, num_threads=threads)] == want
+    monkeypatch.setattr(type(ours), "_encode_one", real_one)
+    return singles
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_encode_batch_in_one_call_a_prefix(layout, monkeypatch):
+    """encode_batch under each layout _CharPiece takes: the texts with no added token in one C
+    call for each prefix they get (Metaspace's "always" and "first" put none before a text that
+    starts with a space or "▁"), the rest one by one; every field as tokenizers', on one thread
+    and two; a lone surrogate raises encode()'s error."""
+    rng = random.Random("batch " + layout)
+    js = with_layout(as_shipped(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)), layout)
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    monkeypatch.setattr(scantok.hf.tokenizer, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(scantok.hf.tokenizer, "PARALLEL_MIN", 0)
+    texts = ["hello world", "", " leading", "\u2581x y", "a <s> b", "é 中 😀", "ab " * 300, "x</s>"] * 3
+    texts += [mixed_text(rng, rng.randint(0, 400)) for _ in range(20)]
+
+    singles = encode_batch_singles(ours, hf, texts, monkeypatch)
+    assert singles and all(not t or "<s>" in t or "</s>" in t for t in singles)
+    with pytest.raises(UnicodeEncodeError):
+        ours.encode_batch(texts[:4] + ["a \ud800"] + texts[4:8], num_threads=2)

@@ -1114,6 +1114,39 @@ def test_deepseek_added_tokens_in_batches(deepseek):
         assert_same(ours, hf, t)
 
 
+@pytest.mark.parametrize("name", ["deepseek", "gpt2_style", "prefix_space_style", "llama3_style", "qwen_style",
+                                  "added_kinds", "prefix_space_alone"])
+def test_encode_batch_in_one_call_a_chunk(name, request, monkeypatch):
+    """encode_batch takes the texts the byte-level stages take whole in one C call a chunk
+    (_encode_many, hf_encode_offsets_batch; with ByteLevel's add_prefix_space each text's
+    prefix folded back), the others (added tokens, declined texts) one by one: every field as
+    tokenizers' encode_batch, on one thread and two, empty texts included; a lone surrogate
+    raises the error encode() raises, naming its input."""
+    if name == "prefix_space_alone":  # no added token, no post-processor: each text's prefix folded
+        obj = json.loads(request.getfixturevalue("gpt2_style").to_str())
+        obj["pre_tokenizer"]["add_prefix_space"] = True
+        obj["added_tokens"], obj["post_processor"] = [], None
+        ours, hf = pair(HFTokenizer.from_str(json.dumps(obj)))
+        assert ours._lazy is not None and ours._prefix_space and not ours._has_added
+    else:
+        fixture = request.getfixturevalue(name)
+        ours, hf = fixture if name == "deepseek" else pair(fixture)
+    monkeypatch.setattr(scantok.hf.tokenizer, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(scantok.hf.tokenizer, "PARALLEL_MIN", 0)
+    texts = ["hello world", "", " leading space", "héllo wörld, 你好 123", "x<|EOT|>y", "<｜User｜> hi",
+             "<|endoftext|>a", "tabs\tand\nlines  ", "😀" * 20, "a" * 3000] * 4
+
+    from test_hf_char_bpe import encode_batch_singles
+
+    singles = encode_batch_singles(ours, hf, texts, monkeypatch)
+    if ours._lazy is not None and (ours._screen_whole is not None or not ours._has_added):
+        # one by one: only texts the added tokens' screen flags (their first byte, "<")
+        assert all("<" in t for t in singles), {t for t in singles if "<" not in t}
+    bad = texts[:3] + ["ok \ud800 no"] + texts[3:6]
+    with pytest.raises(UnicodeEncodeError, match="inputs\\[3\\]|position|surrogate"):
+        ours.encode_batch(bad, num_threads=2)
+
+
 @pytest.mark.parametrize("contents", [["<｜User｜>", "<|EOT|>", "｜x"], ["a", "<s>"], ["ab", "cd", "ef", "gh", "ij"]])
 def test_added_token_prefilter_never_misses(contents):
     """AddedVocabulary.matches (first-character prefilter, then the trie regex) is True

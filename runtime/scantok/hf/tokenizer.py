@@ -1547,10 +1547,66 @@ class Tokenizer:
     def _encode_batch(self, inputs: list, add_special_tokens: bool, num_threads: int | None) -> list[Encoding]:
         n = self._threads(num_threads)
         if n <= 1 or len(inputs) <= 1 or sum(len(t) for t in inputs if isinstance(t, str)) < PARALLEL_MIN:
-            return [self._encode_one(t, add_special_tokens) for t in inputs]
-        # the process-wide pool: its threads keep their piece caches warm across calls
-        return list(thread_pool(n).map(lambda t: self._encode_one(t, add_special_tokens), inputs,
-                                       chunksize=max(1, len(inputs) // (4 * n))))
+            return self._encode_many(inputs, add_special_tokens)
+        # the process-wide pool: its threads keep their piece caches warm across calls; a chunk
+        # each, so that a thread takes the GIL once a chunk (_encode_many), not once a text
+        size = -(-len(inputs) // n)
+        chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+        parts = list(thread_pool(n).map(lambda c: self._encode_many(c, add_special_tokens), chunks))
+        return [e for part in parts for e in part]
+
+    def _encode_many(self, texts: list, add_special_tokens: bool) -> list[Encoding]:
+        """_encode_one of each str, those the byte-level stages take whole (_encode_whole's
+        first two cases) in one C call (hf_encode_offsets_batch), and under _char_fast's
+        normalizer those with no added token (_encode_lazy's) in one call a prefix; the
+        others, and those the C path declines, one by one."""
+        lazy = self._lazy
+        screen = self._screen_whole
+        if lazy is not None and self._chars_c is not None and len(texts) > 1 and self._char_fast.metas is not None \
+                and self._chain is None and self._nf_unchanged is None:
+            return self._encode_many_chars(texts, add_special_tokens)
+        if lazy is None or self._chars_c is not None or len(texts) < 2 or not (
+                screen is not None or (not self._has_added and self._chain is None and self._nf_unchanged is None)):
+            return [self._encode_one(t, add_special_tokens) for t in texts]
+        fn, model, stages, _ = self._batch_c
+        if screen is not None:
+            staged, folds = texts, None
+        else:
+            pairs = [self._with_prefix(t) for t in texts]
+            staged, folds = [w for w, _ in pairs], [k for _, k in pairs]
+        try:
+            rs = _pylist().hf_encode_offsets_batch(fn, model, self._model.cache_address(), stages, staged, screen, folds)
+        except UnicodeEncodeError:  # a lone surrogate: _encode_one's error, for the first such text
+            return [self._encode_one(t, add_special_tokens) for t in texts]
+        wrap, table = lazy[add_special_tokens], self._token_table
+        return [Encoding._from_arrays(r, len(r) // 12, wrap, table, t) if type(r) is bytes
+                else self._encode_one(t, add_special_tokens) for r, t in zip(rs, texts)]
+
+    def _encode_many_chars(self, texts: list, add_special_tokens: bool) -> list[Encoding]:
+        """_encode_many under _chars_c: the non-empty texts with no added token in them, one C
+        call for each prefix they get (_CharPiece.meta: at most two), as _encode_lazy encodes
+        each; the others one by one."""
+        fn, model = self._chars_c
+        self._model._chars_ready()
+        cp, added = self._char_fast, self._added if self._has_added else None
+        groups: dict = {}
+        for i, t in enumerate(texts):
+            if t and not (added and added.matches(t)):
+                meta, k, first_end = cp.meta(t, True)
+                groups.setdefault((k, first_end), (meta, []))[1].append(i)
+        out: list = [None] * len(texts)
+        base = tuple(self._lazy[add_special_tokens][:4])
+        cache, table, batch = self._model.cache_address(), self._token_table, _pylist().hf_encode_offsets_batch
+        try:
+            for (k, first_end), (meta, idx) in groups.items():
+                rs = batch(fn, model, cache, self._chars_skip[k, first_end], [texts[i] for i in idx], None, None, meta)
+                for i, r in zip(idx, rs):
+                    if type(r) is bytes:  # no pre-tokenizer: the text is one word
+                        n = len(r) // 12
+                        out[i] = Encoding._from_arrays(r, n, base + (lambda _text, n=n: [0] * n,), table, texts[i])
+        except UnicodeEncodeError:  # a lone surrogate: _encode_one's error, for the first such text
+            pass
+        return [e if e is not None else self._encode_one(t, add_special_tokens) for e, t in zip(out, texts)]
 
     def _encode_batch_records(self, items: list, pretokenized: bool, add: bool, num_threads: int | None,
                               offsets: bool, where: str, t: Truncation | None, p: Padding | None) -> list[Encoding]:
