@@ -1082,7 +1082,6 @@ class Tokenizer:
         parts = self._added_parts(text)
         chars = self._chars_c is not None
         if chars:  # (no normalized added token: _chars_setup)
-            fn, model = self._chars_c
             self._model._chars_ready()
         else:
             fn, (_, model, stages, _) = self._offsets_fn, self._batch_c
@@ -1099,13 +1098,7 @@ class Tokenizer:
                 m = 1
             else:
                 if chars:  # the segment is one piece, one word (_encode_chars_fast)
-                    if self._char_fast.metas is not None:
-                        seg = text[a:b]
-                        meta, k, first_end = self._char_fast.meta(seg, a == 0)
-                        r = _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], seg, False, 0, None, meta)
-                    else:
-                        piece, k, first_end = self._char_fast.piece(text[a:b], a == 0)
-                        r = _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], piece)
+                    r = self._chars_offsets(cache, text[a:b], a == 0)
                 else:
                     seg, k = self._with_prefix(text[a:b], a == 0)
                     r = _hf_encode_offsets(fn, model, cache, stages, seg, True, k)
@@ -1451,6 +1444,25 @@ class Tokenizer:
         or a pair."""
         return self._post.added_tokens(_flag(is_pair, "is_pair", "num_special_tokens_to_add()"))
 
+    def _chars_offsets(self, cache: int, seg: str, first: bool) -> bytes | int:
+        """hf_encode_offsets of a non-empty segment under _char_fast (first: it starts the
+        text): its piece made in C as it becomes UTF-8 (meta), or by piece() where meta cannot
+        be used."""
+        fn, model = self._chars_c
+        cp = self._char_fast
+        if cp.metas is not None:
+            meta, k, first_end = cp.meta(seg, first)
+            return _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], seg, False, 0, None, meta)
+        piece, k, first_end = cp.piece(seg, first)
+        return _hf_encode_offsets(fn, model, cache, self._chars_skip[k, first_end], piece)
+
+    def _chars_encoding(self, r: bytes, add_special_tokens: bool, text: str) -> Encoding:
+        """The lazy Encoding of a text's hf_encode_offsets result under _chars_c (no
+        pre-tokenizer: the text is one word)."""
+        n = len(r) // 12
+        wrap = tuple(self._lazy[add_special_tokens][:4]) + (lambda _text, n=n: [0] * n,)
+        return Encoding._from_arrays(r, n, wrap, self._token_table, text)
+
     def _encode_lazy(self, text: str, add_special_tokens: bool) -> Encoding | None:
         """The whole text by one C call (no normalizer, no added token in it), or None.  Per
         call costs matter here (a 4 KB text encodes in ~50 us): the imports are module
@@ -1458,22 +1470,11 @@ class Tokenizer:
         if self._chars_c is not None:
             if not text:  # no prefix on it: the general path's empty record
                 return None
-            fn, model = self._chars_c
             self._model._chars_ready()
-            cp = self._char_fast
-            if cp.metas is not None:  # the piece made in C
-                meta, k, first_end = cp.meta(text, True)
-                r = _hf_encode_offsets(fn, model, self._model.cache_address(), self._chars_skip[k, first_end], text,
-                                       False, 0, None, meta)
-            else:
-                piece, k, first_end = cp.piece(text, True)
-                r = _hf_encode_offsets(fn, model, self._model.cache_address(), self._chars_skip[k, first_end], piece)
+            r = self._chars_offsets(self._model.cache_address(), text, True)
             if type(r) is int:  # HFB_SLOW: the general path raises tokenizers' error
                 return None
-            n = len(r) // 12
-            # no pre-tokenizer: the text is one word
-            wrap = tuple(self._lazy[add_special_tokens][:4]) + (lambda _text, n=n: [0] * n,)
-            return Encoding._from_arrays(r, n, wrap, self._token_table, text)
+            return self._chars_encoding(r, add_special_tokens, text)
         fn, model, stages, _ = self._batch_c
         whole, k = self._with_prefix(text)
         r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, whole, False, k)
@@ -1595,15 +1596,13 @@ class Tokenizer:
                 meta, k, first_end = cp.meta(t, True)
                 groups.setdefault((k, first_end), (meta, []))[1].append(i)
         out: list = [None] * len(texts)
-        base = tuple(self._lazy[add_special_tokens][:4])
-        cache, table, batch = self._model.cache_address(), self._token_table, _pylist().hf_encode_offsets_batch
+        cache, batch = self._model.cache_address(), _pylist().hf_encode_offsets_batch
         try:
             for (k, first_end), (meta, idx) in groups.items():
                 rs = batch(fn, model, cache, self._chars_skip[k, first_end], [texts[i] for i in idx], None, None, meta)
                 for i, r in zip(idx, rs):
-                    if type(r) is bytes:  # no pre-tokenizer: the text is one word
-                        n = len(r) // 12
-                        out[i] = Encoding._from_arrays(r, n, base + (lambda _text, n=n: [0] * n,), table, texts[i])
+                    if type(r) is bytes:
+                        out[i] = self._chars_encoding(r, add_special_tokens, texts[i])
         except UnicodeEncodeError:  # a lone surrogate: _encode_one's error, for the first such text
             pass
         return [e if e is not None else self._encode_one(t, add_special_tokens) for e, t in zip(out, texts)]
