@@ -8,7 +8,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["scantok.scanner", "scantok.encoding", "scantok.registry", "scantok.char", "scantok.wordlevel",
            "scantok.hf.tokenizer", "scantok.hf.encoding", "scantok.hf.added_tokens", "scantok.compiler.runtime", "scantok.bpe.train", "scantok.bpe.bytelevel",
-           "scantok.bpe.errors", "scantok.code.framing"]
+           "scantok.bpe.errors", "scantok.code.framing", "scantok.threadpool"]
 
 
 def test_readme_examples():

@@ -1147,6 +1147,34 @@ def test_encode_batch_in_one_call_a_chunk(name, request, monkeypatch):
         ours.encode_batch(bad, num_threads=2)
 
 
+def test_batch_chunks_by_characters(deepseek, corpora, monkeypatch):
+    """encode_batch and encode_batch_fast cut a batch into one chunk a thread by characters,
+    not by count: on a batch sorted by length each of two threads gets about half the text (by
+    count the second got most of it, and two threads ran 1.1x one); ids and offsets as
+    tokenizers'."""
+    ours, hf = deepseek
+    monkeypatch.setattr(scantok.hf.tokenizer, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(scantok.hf.tokenizer, "PARALLEL_MIN", 0)
+    words = corpora["en"][100_000:400_000]
+    texts, size, pos = [], 10, 0
+    while pos + size < len(words) and len(texts) < 120:
+        texts.append(words[pos:pos + size])
+        pos += size
+        size = int(size * 1.06) + 1
+    assert len(texts) > 40
+    seen = []
+    for method, inner in (("encode_batch", "_encode_many"), ("encode_batch_fast", "_fast_encodings")):
+        real = getattr(ours, inner)
+        seen.clear()
+        monkeypatch.setattr(ours, inner, lambda c, add, _r=real: (seen.append(sum(map(len, c))), _r(c, add))[1])
+        got = getattr(ours, method)(texts, num_threads=2)
+        want = getattr(hf, method)(texts)
+        assert [e.ids for e in got] == [e.ids for e in want]
+        if method == "encode_batch":
+            assert [e.offsets for e in got] == [e.offsets for e in want]
+        assert len(seen) == 2 and abs(seen[0] - seen[1]) <= max(map(len, texts)), (method, seen)
+
+
 @pytest.mark.parametrize("contents", [["<｜User｜>", "<|EOT|>", "｜x"], ["a", "<s>"], ["ab", "cd", "ef", "gh", "ij"]])
 def test_added_token_prefilter_never_misses(contents):
     """AddedVocabulary.matches (first-character prefilter, then the trie regex) is True

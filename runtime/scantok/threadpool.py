@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from bisect import bisect_left
+from itertools import accumulate
+from typing import Sequence
 
-__all__ = ["PARALLEL_MIN", "thread_pool", "usable_cpus"]
+__all__ = ["PARALLEL_MIN", "size_chunks", "thread_pool", "usable_cpus"]
 
 # A batch of fewer characters than this (tokens, for decode) runs on the calling thread: handing
 # work to a pool and waiting for it cost ~60 us here, and 2 threads on 4 KB documents (every
@@ -34,6 +37,35 @@ def usable_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def size_chunks(sizes: Sequence[int], n: int) -> list[tuple[int, int]]:
+    """(start, stop) of at most n contiguous, non-empty chunks of a batch whose items have
+    these sizes (characters), each chunk's total as near total / n as whole items allow.
+
+    Why by size, not by count: a batch sorted by length (as padding-minded callers make them)
+    cut into n equal counts gave the last chunk most of the text, and two threads ran
+    1.09-1.10x one (DeepSeek V3, 238 texts of 200-16,000 characters).
+
+    >>> size_chunks([1, 1, 1, 1, 4], 2)
+    [(0, 4), (4, 5)]
+    >>> size_chunks([5], 3)
+    [(0, 1)]
+    """
+    cum = list(accumulate(sizes))
+    total = cum[-1] if cum else 0
+    stops: list[int] = []
+    for j in range(1, n):
+        target = total * j / n
+        b = bisect_left(cum, target)  # cum[b] is the first running total at or past it
+        # the cut before item b or after it, whichever total is nearer its share
+        stop = b if b > 0 and target - cum[b - 1] <= (cum[b] if b < len(cum) else total) - target else b + 1
+        stop = max(stop, stops[-1] + 1 if stops else 1)
+        if stop >= len(sizes):
+            break
+        stops.append(stop)
+    starts = [0] + stops
+    return [(a, b) for a, b in zip(starts, stops + [len(sizes)])] if sizes else []
 
 
 def thread_pool(n: int) -> ThreadPoolExecutor:

@@ -29,7 +29,7 @@ try:
 except ImportError:
     raise ImportError("scantok.Tokenizer needs numpy: pip install numpy (or scantok[numpy])") from None
 
-from ..threadpool import PARALLEL_MIN, thread_pool, usable_cpus
+from ..threadpool import PARALLEL_MIN, size_chunks, thread_pool, usable_cpus
 from .added_tokens import AddedToken, AddedVocabulary, with_tokenizers_ids
 from .args import is_bool
 from .bpe import _C_CHARS_MIN, BPEModel, WordLevelModel
@@ -1550,9 +1550,9 @@ class Tokenizer:
         if n <= 1 or len(inputs) <= 1 or sum(len(t) for t in inputs if isinstance(t, str)) < PARALLEL_MIN:
             return self._encode_many(inputs, add_special_tokens)
         # the process-wide pool: its threads keep their piece caches warm across calls; a chunk
-        # each, so that a thread takes the GIL once a chunk (_encode_many), not once a text
-        size = -(-len(inputs) // n)
-        chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+        # each, so that a thread takes the GIL once a chunk (_encode_many), not once a text;
+        # chunks of equal characters, not of equal counts (size_chunks)
+        chunks = [inputs[a:b] for a, b in size_chunks([len(t) if isinstance(t, str) else 1 for t in inputs], n)]
         parts = list(thread_pool(n).map(lambda c: self._encode_many(c, add_special_tokens), chunks))
         return [e for part in parts for e in part]
 
@@ -1659,8 +1659,7 @@ class Tokenizer:
             if n <= 1 or len(inputs) < 2 or sum(map(len, inputs)) < PARALLEL_MIN:
                 encs = self._fast_encodings(inputs, add)
             else:
-                size = -(-len(inputs) // n)
-                chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+                chunks = [inputs[a:b] for a, b in size_chunks(list(map(len, inputs)), n)]
                 parts = list(thread_pool(n).map(lambda c: self._fast_encodings(c, add), chunks))
                 encs = [e for part in parts for e in part]
         except Exception:
