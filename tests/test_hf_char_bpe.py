@@ -824,3 +824,22 @@ def test_encode_batch_in_one_call_a_prefix(layout, monkeypatch):
     assert singles and all(not t or "<s>" in t or "</s>" in t for t in singles)
     with pytest.raises(UnicodeEncodeError):
         ours.encode_batch(texts[:4] + ["a \ud800"] + texts[4:8], num_threads=2)
+
+
+def test_batch_groups_under_a_layout():
+    """The batch calls encode a chunk's texts in groups (pylist.c: up to 256 texts or ~64 KB a
+    group, the GIL released once a group), copying the normalizer's piece of each into the
+    group: a batch of 700 texts whose groups hold tiny, empty, added-token and 100 KB texts,
+    every field as tokenizers' (encode_batch and encode_batch_fast, one thread: one call)."""
+    rng = random.Random("groups")
+    js = with_layout(as_shipped(train_sp_style(rng, byte_fallback=True, unk=True, fuse_unk=True)), "legacy")
+    hf, ours = HFTokenizer.from_str(js), scantok.Tokenizer.from_str(js)
+    texts = [mixed_text(rng, rng.choice([0, 1, 3, 20, 200, 2000])) for _ in range(700)]
+    for i in (5, 300, 301, 600):
+        texts[i] = mixed_text(rng, 100_000)
+    for i in (7, 256, 512):
+        texts[i] = "a <s> b"
+    got = ours.encode_batch(texts, num_threads=1)
+    want = hf.encode_batch(texts)
+    assert [(e.ids, e.offsets, e.tokens) for e in got] == [(e.ids, e.offsets, e.tokens) for e in want]
+    assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == [e.ids for e in want]

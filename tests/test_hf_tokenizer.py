@@ -5,6 +5,7 @@ hypothesis text."""
 from __future__ import annotations
 
 import json
+import random
 import threading
 from pathlib import Path
 
@@ -1145,6 +1146,28 @@ def test_encode_batch_in_one_call_a_chunk(name, request, monkeypatch):
     bad = texts[:3] + ["ok \ud800 no"] + texts[3:6]
     with pytest.raises(UnicodeEncodeError, match="inputs\\[3\\]|position|surrogate"):
         ours.encode_batch(bad, num_threads=2)
+
+
+def test_batch_groups(deepseek, corpora):
+    """The batch calls encode a chunk's texts in groups (pylist.c: up to 256 texts or ~64 KB a
+    group, the GIL released once a group): 900 texts of 0 to 3,000 characters and four of
+    ~200 KB, with texts the added tokens' screen sends to the general path among them, every
+    field as tokenizers' (encode_batch and encode_batch_fast, one thread: one call)."""
+    ours, hf = deepseek
+    rng = random.Random(27)
+    text = corpora["multi"]
+    texts = []
+    for _ in range(900):
+        a = rng.randrange(len(text) - 3_000)
+        texts.append(text[a:a + rng.choice([0, 1, 2, 40, 300, 3_000])])
+    for i in (3, 255, 256, 700):
+        texts[i] = text[i * 100:i * 100 + 200_000]
+    for i in (10, 257, 511, 512):
+        texts[i] = "x<|EOT|>y <think> z"
+    got = ours.encode_batch(texts, num_threads=1)
+    want = hf.encode_batch(texts)
+    assert [(e.ids, e.offsets, e.tokens) for e in got] == [(e.ids, e.offsets, e.tokens) for e in want]
+    assert [e.ids for e in ours.encode_batch_fast(texts, num_threads=1)] == [e.ids for e in want]
 
 
 def test_batch_chunks_by_characters(deepseek, corpora, monkeypatch):
