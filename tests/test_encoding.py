@@ -605,6 +605,51 @@ def test_threads_parallel_and_exact():
     assert e.decode_batch(want, num_threads=2) == [e.decode(w) for w in want]
 
 
+@pytest.mark.parametrize("name", ENCODING_NAMES)
+def test_encode_batch_takes_the_ordinary_batch_when_no_text_holds_a_special(name, monkeypatch):
+    """encode_batch of texts that hold no special token (nor a string the caller disallows) is
+    encode_ordinary_batch, in its one shared C batch; a batch where one text holds one, a
+    disallowed string outside the specials, a str subclass or a non-str takes the text by text
+    path. Ids and errors as tiktoken's, on one thread and two (large batches included)."""
+    import scantok.encoding
+
+    e, t = enc(name), tiktoken_encoding(name)
+    monkeypatch.setattr(scantok.encoding, "_usable_cpus", lambda: 2)
+    routed = []
+    real = type(e).encode_ordinary_batch
+    monkeypatch.setattr(type(e), "encode_ordinary_batch",
+                        lambda self, items, **kw: routed.append(len(items)) or real(self, items, **kw))
+    eot = "<|endoftext|>"
+    plain = [f"message {i}: hello <|endof there \x00 {i}" for i in range(50)] + ["", "\ud800 lone", "é 中 😀"]
+    big = [load_corpus("en")[i:i + 3000] for i in range(0, 600_000, 3000)]
+
+    class Sub(str):
+        pass
+
+    cases = [
+        (plain, {}, True), (big, {}, True), (plain, {"allowed_special": "all"}, True),
+        (plain, {"disallowed_special": ()}, True), ([], {}, True),
+        (plain + [f"x {eot} y"], {"allowed_special": "all"}, False),
+        (plain + [f"x {eot} y"], {"disallowed_special": ()}, False),
+        (["<|endof", "text|>"], {}, True),  # a token across two texts is in neither
+        (plain, {"disallowed_special": {"nowhere"}}, True),
+        (plain[:3] + [Sub("hello")], {"disallowed_special": ()}, False),
+    ]
+    for threads in (1, 2):
+        for texts, kw, ordinary in cases:
+            routed.clear()
+            assert e.encode_batch(texts, num_threads=threads, **kw) == t.encode_batch(texts, num_threads=threads, **kw)
+            assert bool(routed) == ordinary, (texts[:2], kw)
+        for texts, kw in ((plain + [f"x {eot}"], {}), (plain, {"disallowed_special": {"hello"}})):
+            with pytest.raises(ValueError) as got:
+                e.encode_batch(texts, num_threads=threads, **kw)
+            with pytest.raises(ValueError) as want:
+                t.encode_batch(texts, num_threads=threads, **kw)
+            assert str(got.value) == str(want.value)
+        with pytest.raises(TypeError):
+            e.encode_batch(["a", 5], num_threads=threads)
+
+
 def test_small_batches_stay_on_the_calling_thread(monkeypatch):
     """Batches of fewer than PARALLEL_MIN characters (tokens, for decode_batch) are not handed
     to a pool, whatever num_threads says (the hand-off cost more than the work); larger ones
