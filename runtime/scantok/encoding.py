@@ -20,6 +20,7 @@ from ._pylist import utf8_bytes as _utf8_bytes
 from ._pylist import utf8_contains as _utf8_contains
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
 from .threadpool import PARALLEL_MIN as _PARALLEL_MIN
+from .threadpool import size_chunks as _size_chunks
 from .threadpool import thread_pool as _thread_pool
 from .threadpool import usable_cpus as _usable_cpus
 
@@ -565,25 +566,14 @@ class Encoding:
         # left the list building of all workers to the end, one after another)
         nchunks = min(n, nt * _CHUNKS_PER_THREAD)
         sizes = [len(x) if hasattr(x, "__len__") else 1 for x in items]  # bad items fail in fn, clearly
-        total = sum(sizes) or 1
-        if total < _PARALLEL_MIN:
+        if sum(sizes) < _PARALLEL_MIN:
             return many(items)
-        bounds = [0]
-        acc = 0
-        k = 1
-        for i, s in enumerate(sizes):
-            acc += s
-            if k < nchunks and acc >= total * k / nchunks:
-                bounds.append(i + 1)
-                k += 1
-        bounds.append(n)
-        bounds = sorted(set(bounds))
 
         def work(lo_hi):
             lo, hi = lo_hi
             return many(items[lo:hi])
 
-        parts = list(_thread_pool(nt).map(work, zip(bounds[:-1], bounds[1:])))
+        parts = list(_thread_pool(nt).map(work, _size_chunks(sizes, nchunks)))
         return [r for part in parts for r in part]
 
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
@@ -616,14 +606,8 @@ class Encoding:
         # while the others encode; a chunk costs a few calls. Sizes in characters: the UTF-8 is
         # not made yet (bad items fail in _utf8 below, clearly).
         sizes = [len(t) if type(t) is str else 1 for t in texts]
-        total = sum(sizes) or 1
-        nchunks = max(nt * 4, min(n, total // _SHARED_CHUNK_CHARS))
-        bounds = []
-        acc = 0
-        for i, size in enumerate(sizes):
-            acc += size
-            if acc * nchunks >= total * (len(bounds) + 1) or i == n - 1:
-                bounds.append(i + 1)
+        nchunks = max(nt * 4, min(n, sum(sizes) // _SHARED_CHUNK_CHARS))
+        bounds = [hi for _, hi in _size_chunks(sizes, nchunks)]
         nchunks = len(bounds)
         ptrs = ffi.new("const uint8_t *[]", n)
         lens = ffi.new("size_t[]", n)

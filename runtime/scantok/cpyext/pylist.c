@@ -795,6 +795,67 @@ static int group_run(text_group *g, hf_encode_fn fn, void *m, void *c, void *ss,
     return 0;
 }
 
+/* A group item's entry in a batch's result: with offsets (na 3), hf_encode_offsets' bytes or
+   int code (-3 where the screen flags the text); without (na 1), the ids' bytes, or None where
+   the caller encodes the text itself. NULL with an error set. */
+static PyObject *offsets_result(int64_t r, uint32_t *buf, Py_ssize_t n, int na, uint32_t fold);
+
+static PyObject *group_result(text_group *g, const group_item *it, int na) {
+    if (na == 3)
+        return it->screened ? PyLong_FromLong(-3) : offsets_result(it->r, g->buf + 3 * it->at, it->n, 3, it->fold);
+    if (it->screened || (it->r < 0 && it->r != -1)) {
+        Py_INCREF(Py_None);
+        return Py_None;
+    }
+    if (it->r == -1) return PyErr_NoMemory();
+    return PyBytes_FromStringAndSize((const char *)(g->buf + it->at), (Py_ssize_t)it->r * 4);
+}
+
+/* The result list of a batch call: texts (a list of str; not_str the TypeError's message for
+   another item) encoded in groups, each entry group_result's; folds (NULL: 0 each) a list of
+   one int per text (checked by the caller to be one per text). NULL with an error set. */
+static PyObject *encode_in_groups(PyObject *texts, PyObject *folds, hf_encode_fn fn, void *m, void *c, void *ss,
+                                  meta_args *ma, const screen_args *sa, int na, const char *not_str) {
+    const Py_ssize_t ntexts = PyList_GET_SIZE(texts);
+    Py_ssize_t first = 0;
+    PyObject *out = PyList_New(ntexts);
+    text_group *g = PyMem_Calloc(1, sizeof *g);
+    if (!out || !g) {
+        if (!g) PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < ntexts; i++) {
+        PyObject *t = PyList_GetItem(texts, i);
+        if (!t) goto fail; /* the list shrank (the caller's own copy: it does not) */
+        if (!PyUnicode_Check(t)) {
+            PyErr_SetString(PyExc_TypeError, not_str);
+            goto fail;
+        }
+        Py_ssize_t fold = folds ? PyLong_AsSsize_t(PyList_GET_ITEM(folds, i)) : 0;
+        if (fold == -1 && PyErr_Occurred()) goto fail;
+        if (fold < 0 || fold > UINT32_MAX - 1) {
+            PyErr_SetString(PyExc_ValueError, "hf_encode_offsets_batch: fold out of range");
+            goto fail;
+        }
+        if (group_add(g, t, ma, sa, (uint32_t)fold) < 0) goto fail;
+        if (!group_full(g) && i + 1 < ntexts) continue;
+        if (group_run(g, fn, m, c, ss, na) < 0) goto fail;
+        for (size_t j = 0; j < g->k; j++) {
+            PyObject *res = group_result(g, &g->items[j], na);
+            if (!res) goto fail;
+            PyList_SET_ITEM(out, first + (Py_ssize_t)j, res); /* the slot is empty */
+        }
+        first += (Py_ssize_t)g->k;
+        group_clear(g);
+    }
+    group_free(g);
+    return out;
+fail:
+    group_free(g);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
     PyObject *fn_o, *m_o, *c_o, *ss_o, *texts, *screen, *meta = Py_None;
     (void)self;
@@ -807,47 +868,9 @@ static PyObject *hf_encode_batch(PyObject *self, PyObject *args) {
     if (screen_read(screen, &sa, "hf_encode_batch") < 0) return NULL;
     meta_args ma;
     if (meta_read(meta, &ma, "hf_encode_batch") < 0) return NULL;
-    Py_ssize_t ntexts = PyList_Size(texts), first = 0;
-    PyObject *out = PyList_New(ntexts);
-    text_group *g = PyMem_Calloc(1, sizeof *g);
-    if (!out || !g) {
-        if (!g) PyErr_NoMemory();
-        goto fail;
-    }
-    for (Py_ssize_t i = 0; i < ntexts; i++) {
-        PyObject *t = PyList_GetItem(texts, i);
-        if (!t) goto fail; /* the list shrank (the caller's own copy: it does not) */
-        if (!PyUnicode_Check(t)) {
-            PyErr_SetString(PyExc_TypeError, "encode_batch_fast() expects strings");
-            goto fail;
-        }
-        if (group_add(g, t, &ma, &sa, 0) < 0) goto fail;
-        if (!group_full(g) && i + 1 < ntexts) continue;
-        if (group_run(g, fn, m, c, ss, 1) < 0) goto fail;
-        for (size_t j = 0; j < g->k; j++) {
-            const group_item *it = &g->items[j];
-            int64_t r = it->screened ? -2 : it->r;
-            if (r == -1) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            PyObject *got;
-            if (r < 0) {
-                Py_INCREF(Py_None);
-                got = Py_None;
-            } else if (!(got = PyBytes_FromStringAndSize((const char *)(g->buf + it->at), (Py_ssize_t)r * 4)))
-                goto fail;
-            PyList_SET_ITEM(out, first + (Py_ssize_t)j, got); /* the slot is empty */
-        }
-        first += (Py_ssize_t)g->k;
-        group_clear(g);
-    }
-    group_free(g), meta_free(&ma);
+    PyObject *out = encode_in_groups(texts, NULL, fn, m, c, ss, &ma, &sa, 1, "encode_batch_fast() expects strings");
+    meta_free(&ma);
     return out;
-fail:
-    group_free(g), meta_free(&ma);
-    Py_XDECREF(out);
-    return NULL;
 }
 
 /* hf_encode_offsets' result for the encoder's return r, its na arrays at buf (n entries each):
@@ -951,45 +974,10 @@ static PyObject *hf_encode_offsets_batch(PyObject *self, PyObject *args) {
     }
     meta_args ma;
     if (meta_read(meta, &ma, "hf_encode_offsets_batch") < 0) return NULL;
-    PyObject *out = PyList_New(ntexts);
-    text_group *g = PyMem_Calloc(1, sizeof *g);
-    Py_ssize_t first = 0;
-    if (!out || !g) {
-        if (!g) PyErr_NoMemory();
-        goto fail;
-    }
-    for (Py_ssize_t i = 0; i < ntexts; i++) {
-        PyObject *t = PyList_GetItem(texts, i);
-        if (!t) goto fail;
-        if (!PyUnicode_Check(t)) {
-            PyErr_SetString(PyExc_TypeError, "hf_encode_offsets_batch: texts must be str");
-            goto fail;
-        }
-        Py_ssize_t fold = folds == Py_None ? 0 : PyLong_AsSsize_t(PyList_GET_ITEM(folds, i));
-        if (fold == -1 && PyErr_Occurred()) goto fail;
-        if (fold < 0 || fold > UINT32_MAX - 1) {
-            PyErr_SetString(PyExc_ValueError, "hf_encode_offsets_batch: fold out of range");
-            goto fail;
-        }
-        if (group_add(g, t, &ma, &sa, (uint32_t)fold) < 0) goto fail;
-        if (!group_full(g) && i + 1 < ntexts) continue;
-        if (group_run(g, fn, m, c, ss, 3) < 0) goto fail;
-        for (size_t j = 0; j < g->k; j++) {
-            const group_item *it = &g->items[j];
-            PyObject *res = it->screened ? PyLong_FromLong(-3)
-                                         : offsets_result(it->r, g->buf + 3 * it->at, it->n, 3, it->fold);
-            if (!res) goto fail;
-            PyList_SET_ITEM(out, first + (Py_ssize_t)j, res);
-        }
-        first += (Py_ssize_t)g->k;
-        group_clear(g);
-    }
-    group_free(g), meta_free(&ma);
+    PyObject *out = encode_in_groups(texts, folds == Py_None ? NULL : folds, fn, m, c, ss, &ma, &sa, 3,
+                                     "hf_encode_offsets_batch: texts must be str");
+    meta_free(&ma);
     return out;
-fail:
-    group_free(g), meta_free(&ma);
-    Py_XDECREF(out);
-    return NULL;
 }
 
 /* encode_small(fn, table, dfa, text, screen) -> list | None: Encoding.encode_ordinary of a
