@@ -100,7 +100,7 @@ def main() -> None:
     }
     os.environ["TIKTOKEN_CACHE_DIR"] = ""  # both: no cache copy of the local file
     print(f"{args.encoding}, medians of {args.repeat} interleaved runs (shared machine: noisy)")
-    print(f"| case | scantok s | tiktoken s | tiktoken/scantok | same output |")
+    print("| case | scantok s | tiktoken s | tiktoken/scantok | same output |")
     print("|---|---|---|---|---|")
     for label, (fs, ft, key) in cases.items():
         ts, tt = [], []

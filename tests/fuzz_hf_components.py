@@ -71,7 +71,7 @@ import tokenizers  # noqa: E402
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402,E501
 
 import scantok  # noqa: E402
-from scantok.hf.errors import HFError, UnsupportedComponentError  # noqa: E402
+from scantok.hf.errors import UnsupportedComponentError  # noqa: E402
 from scantok.threadpool import PARALLEL_MIN  # noqa: E402
 
 from shrinking import ddmin  # noqa: E402

@@ -3,7 +3,6 @@
 build is needed for arbitrary patterns)."""
 from __future__ import annotations
 
-import regex
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 

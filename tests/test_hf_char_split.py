@@ -19,7 +19,7 @@ pytest.importorskip("tokenizers")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 import scantok  # noqa: E402
-from tokenizers import Tokenizer as HFTokenizer, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, processors, trainers  # noqa: E402
 
 from test_hf_char_bpe import BYTE_TOKENS, check, check_text  # noqa: E402
 from test_hf_long_pieces import stats, window_size  # noqa: E402

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 
 from conftest import CORPORA, GAPLESS_SCANNERS, c_scan_np, get_scanner, load_corpus
 from strategies import (describe_mismatch, hard_bytes, hard_text, oracle, oracle_cannot_judge,
-                        oracle_split, oracle_split_bytes, utf8_ends, utf8_prefix)
+                        oracle_split_bytes, utf8_ends, utf8_prefix)
 
 
 def check_text(sc, text: str) -> None:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import scantok
 from conftest import load_corpus
 from strategies import INVALID_UTF8, describe_mismatch, hard_bytes, hard_text
-from test_encoding_oracle import SPECIAL_FRAGMENTS, tiktoken_encoding, vocab_dir
+from test_encoding_oracle import tiktoken_encoding, vocab_dir
 
 pytestmark = pytest.mark.usefixtures("_vocab")
 

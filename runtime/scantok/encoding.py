@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
 import re
 import threading
 

@@ -43,7 +43,7 @@ any corpus tested.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from .._native import ffi, lib
 from ..encoding import _usable_cpus

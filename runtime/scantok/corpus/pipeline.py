@@ -24,7 +24,7 @@ from ..encoding import _check_rc, _utf8
 from .._native import ffi, lib
 from . import readers, writer
 from .errors import CorpusError, CorpusInputError, CorpusStateError
-from .partition import Partition, plan_partitions, scan_inputs
+from .partition import plan_partitions, scan_inputs
 from .progress import Progress, ProgressBar
 
 __all__ = ["encode_files", "encode_partition", "EncodeReport"]
