@@ -1,7 +1,8 @@
 # scantok developer commands. The UCD and vocabularies are found through UCD_DIR and
-# SCANTOK_VOCAB_DIR; the defaults point at the shared data beside the repository.
+# SCANTOK_VOCAB_DIR; the defaults point at the shared data beside the repository (the UCD:
+# ./ucd, where `make ucd` puts it, when there is none beside it).
 PYTHON ?= python3
-UCD_DIR ?= $(abspath ../shared/ucd)
+UCD_DIR ?= $(if $(wildcard ../shared/ucd),$(abspath ../shared/ucd),$(abspath ucd))
 SCANTOK_VOCAB_DIR ?= $(abspath ../shared/vocab)
 export UCD_DIR SCANTOK_VOCAB_DIR
 
@@ -21,9 +22,10 @@ gen:
 check-gen: gen
 	@git status --porcelain -- build/generated runtime/scantok/compiler/data | grep . && { echo "build/generated or the Unicode tables are stale: run make gen and commit"; exit 1; } || true
 
-# Download the pinned UCD files into ucd/<version>/ (SHA-256 checked).
+# Download the pinned UCD files into $(UCD_DIR)/<version>/ (SHA-256 checked), where make gen
+# reads them.
 ucd:
-	$(PYTHON) -m gen.fetch_ucd --all
+	$(PYTHON) -m gen.fetch_ucd --all --dest $(UCD_DIR)
 
 test:
 	$(PYTHON) -m pytest -q
