@@ -64,6 +64,8 @@ TESTS = [
     "tests/test_hf_tokenizer.py",
     # HF encodings' words (hfb_encode_words), lazy views, truncation and padding
     "tests/test_hf_encoding_words.py", "tests/test_hf_pairs_truncation.py",
+    # lazy encodings made untracked in C (cpyext/pylist.c: lazy_encoding(s), encoding_class)
+    "tests/test_hf_encoding_gc.py",
     # scanners compiled at run time: the table validator and the engine on runtime tables
     "tests/test_compile_runtime.py",
     # the corpus pipeline's JSON Lines extractor (csrc/jsonl.c)

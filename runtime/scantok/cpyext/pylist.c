@@ -21,6 +21,7 @@
    kernel's 2 MiB faults varied from 20 to 150 ms of system time on this VM: not used.) */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY: the Encoding slots' descriptors */
 #include <stdint.h>
 #include <string.h>
 
@@ -1120,6 +1121,144 @@ static PyObject *decode_small(PyObject *self, PyObject *const *args, Py_ssize_t 
     return out;
 }
 
+
+/* ---- scantok.Tokenizer's lazy Encodings, left out of the cyclic GC ---------------------
+
+   A batch of short texts makes an Encoding and its lazy tuple per text.  Tracked by the
+   cyclic GC, as Python makes them, 50,000 texts of 60 characters spent ~30 of ~95 ms of
+   encode_batch in collections (a young collection every 700 objects, every tenth of them an
+   older one, then a full one), and ~13 ms more in the Python constructor.  Such objects can
+   never be part of a reference cycle: a lazy Encoding holds bytes (the C arrays), ints, the
+   text, the post-processor's wrap (tuples of ints and str, and a closure over the model's C
+   handles) and the model's token table holder, none of which refers to an Encoding.  So
+   they are made here, untracked, as tokenizers' own Encoding is (a pyo3 class without
+   __traverse__).  The slots are written through their member descriptors' offsets, read
+   and checked once (encoding_class). */
+static PyTypeObject *enc_type; /* scantok.hf.encoding.Encoding (a strong reference) */
+static Py_ssize_t off_lazy, off_over, off_pad;
+
+static Py_ssize_t slot_offset(PyTypeObject *t, const char *name) {
+    PyObject *d = PyDict_GetItemString(t->tp_dict, name); /* borrowed */
+    if (!d || !PyObject_TypeCheck(d, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "encoding_class: %s has no slot %s", t->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX || (m->flags & READONLY) || m->offset < (Py_ssize_t)sizeof(PyObject) ||
+        m->offset + (Py_ssize_t)sizeof(PyObject *) > t->tp_basicsize) {
+        PyErr_Format(PyExc_TypeError, "encoding_class: %s.%s is not a writable object slot", t->tp_name, name);
+        return -1;
+    }
+    return m->offset;
+}
+
+/* encoding_class(cls): the class lazy_encoding(s) make.  It must be a class of __slots__
+   with _lazy, _overflowing and _pad, no __dict__ (nothing else can be stored on one), no
+   weak references and no finalizer. */
+static PyObject *encoding_class(PyObject *self, PyObject *cls) {
+    (void)self;
+    if (!PyType_Check(cls)) return PyErr_Format(PyExc_TypeError, "encoding_class: a class, not %R", cls);
+    PyTypeObject *t = (PyTypeObject *)cls;
+    if (!PyType_IS_GC(t) || t->tp_dictoffset || t->tp_weaklistoffset || t->tp_finalize || t->tp_del ||
+        t->tp_itemsize)
+        return PyErr_Format(PyExc_TypeError, "encoding_class: %s must be a class of __slots__ only", t->tp_name);
+    Py_ssize_t a = slot_offset(t, "_lazy"), b = a < 0 ? -1 : slot_offset(t, "_overflowing"),
+               c = b < 0 ? -1 : slot_offset(t, "_pad");
+    if (c < 0) return NULL;
+    Py_INCREF(cls);
+    Py_XSETREF(enc_type, t);
+    off_lazy = a, off_over = b, off_pad = c;
+    Py_RETURN_NONE;
+}
+
+#define SLOT(e, off) (*(PyObject **)((char *)(e) + (off)))
+
+/* A new untracked Encoding whose _lazy is (arrays, n, wrap, table, text, 0); NULL on error. */
+static PyObject *untracked_encoding(PyObject *arrays, Py_ssize_t n, PyObject *wrap, PyObject *table,
+                                    PyObject *text) {
+    PyObject *lazy = PyTuple_New(6), *e = NULL, *count = lazy ? PyLong_FromSsize_t(n) : NULL,
+             *zero = count ? PyLong_FromLong(0) : NULL;
+    if (!zero) goto fail;
+    PyObject_GC_UnTrack(lazy);
+    PyObject *items[6] = {arrays, count, wrap, table, text, zero};
+    for (int i = 0; i < 6; i++) {
+        if (i != 1 && i != 5) Py_INCREF(items[i]);
+        PyTuple_SET_ITEM(lazy, i, items[i]);
+    }
+    count = zero = NULL; /* the tuple's now */
+    e = enc_type->tp_alloc(enc_type, 0);
+    if (!e) goto fail;
+    PyObject_GC_UnTrack(e);
+    SLOT(e, off_lazy) = lazy;
+    SLOT(e, off_over) = PyTuple_New(0); /* the empty tuple: a new reference, never NULL */
+    if (!SLOT(e, off_over)) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    Py_INCREF(Py_None);
+    SLOT(e, off_pad) = Py_None;
+    return e;
+fail:
+    Py_XDECREF(lazy);
+    Py_XDECREF(count);
+    Py_XDECREF(zero);
+    return NULL;
+}
+
+static int encoding_ready(void) {
+    if (enc_type) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "scantok._pylist: encoding_class() was not called");
+    return -1;
+}
+
+/* lazy_encoding(arrays, n, wrap, table, text): one untracked lazy Encoding. */
+static PyObject *lazy_encoding(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5) return PyErr_Format(PyExc_TypeError, "lazy_encoding: 5 arguments, not %zd", nargs);
+    Py_ssize_t n = PyLong_AsSsize_t(args[1]);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (encoding_ready() < 0) return NULL;
+    return untracked_encoding(args[0], n, args[2], args[3], args[4]);
+}
+
+/* lazy_encodings(results, unit, wrap, table, texts): for each result, a bytes object of n
+   records of unit bytes (12: encode's ids, starts and ends; 4: encode_batch_fast's ids) or,
+   with unit 4, a list of n ids, its untracked lazy Encoding with texts[i] (texts None: None);
+   None for any other result (the caller encodes that text its own way). */
+static PyObject *lazy_encodings(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *results, *wrap, *table, *texts;
+    Py_ssize_t unit;
+    if (!PyArg_ParseTuple(args, "O!nOOO:lazy_encodings", &PyList_Type, &results, &unit, &wrap, &table, &texts))
+        return NULL;
+    Py_ssize_t k = PyList_GET_SIZE(results);
+    if (unit <= 0 || (texts != Py_None && (!PyList_Check(texts) || PyList_GET_SIZE(texts) != k)))
+        return PyErr_Format(PyExc_ValueError, "lazy_encodings: unit %zd, texts a list of %zd or None", unit, k);
+    if (encoding_ready() < 0) return NULL;
+    PyObject *out = PyList_New(k);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *r = PyList_GET_ITEM(results, i), *e;
+        Py_ssize_t n = -1;
+        if (PyBytes_Check(r))
+            n = PyBytes_GET_SIZE(r) / unit;
+        else if (unit == 4 && PyList_Check(r))
+            n = PyList_GET_SIZE(r);
+        if (n < 0) {
+            Py_INCREF(Py_None);
+            e = Py_None;
+        } else {
+            e = untracked_encoding(r, n, wrap, table, texts == Py_None ? Py_None : PyList_GET_ITEM(texts, i));
+            if (!e) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        PyList_SET_ITEM(out, i, e);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"decode_small", (PyCFunction)(void (*)(void))decode_small, METH_FASTCALL,
      "decode_small(len_fn, decode_fn, table, tokens): the bytes of a short list of ids, or None"},
@@ -1149,6 +1288,12 @@ static PyMethodDef methods[] = {
     {"hf_encode_offsets_batch", hf_encode_offsets_batch, METH_VARARGS,
      "hf_encode_offsets_batch(fn, model, cache, stages, texts, screen, folds=None, meta=None) -> list: "
      "hf_encode_offsets of each text in one call (see pylist.c)."},
+    {"encoding_class", encoding_class, METH_O,
+     "encoding_class(cls): the Encoding class lazy_encoding(s) make (a class of __slots__ only)."},
+    {"lazy_encoding", (PyCFunction)(void (*)(void))lazy_encoding, METH_FASTCALL,
+     "lazy_encoding(arrays, n, wrap, table, text) -> Encoding: a lazy Encoding, untracked by the cyclic GC."},
+    {"lazy_encodings", lazy_encodings, METH_VARARGS,
+     "lazy_encodings(results, unit, wrap, table, texts) -> list: lazy_encoding of each bytes result (None for others)."},
     {"hf_encode_offsets", hf_encode_offsets, METH_VARARGS,
      "hf_encode_offsets(fn, model, cache, stages, text, words=False, fold=0, screen=None, meta=None) -> bytes | int: scantok.Tokenizer's "
      "encode of one text in one call (ids, starts, ends and with words the words, as uint32; see pylist.c)."},

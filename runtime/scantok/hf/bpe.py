@@ -154,7 +154,7 @@ class WordLevelModel(_ThreadCaches):
         ffi, lib = self._ffi, self._lib = nat
         if self.vocab and max(self.vocab.values()) >= 2 * len(self.vocab) + 65536:
             # sparse ids: the C path's encodings name their tokens through a list indexed by id
-            # (Tokenizer._token_table), as long as the largest id (found by a review: one id of
+            # (Tokenizer._token_table, a _TokenTable), as long as the largest id (found by a review: one id of
             # 2e8 took 1.6 GB); the general path looks tokens up in a dict
             return None
         # whitespace and control characters are tokens of some WordLevel files (a Split that

@@ -21,11 +21,13 @@ _pyl = None
 
 
 def _pylist():
-    """scantok._pylist, imported once (a relative import in a function costs ~2 us a call)."""
+    """scantok._pylist, imported once (a relative import in a function costs ~2 us a call),
+    and told which class its lazy Encodings are."""
     global _pyl
     if _pyl is None:
         from .. import _pylist as mod
 
+        mod.encoding_class(Encoding)
         _pyl = mod
     return _pyl
 
@@ -45,7 +47,10 @@ class Encoding:
     # ranges around them, the token table, where its word ids come from) has _lazy, _pad and
     # _overflowing only (each slot set costs ~15 ns, a batch of short texts makes thousands),
     # and _words once they are read; a materialized one has the lists, _attention, _ranges and
-    # _overflowing
+    # _overflowing.  Lazy ones are made by scantok._pylist (lazy_encoding), untracked by the
+    # cyclic GC (a batch of short texts spent a third of its time in collections): no __dict__,
+    # and nothing an encoding holds may refer back to an encoding (the token table is the
+    # model's, not the tokenizer's: _TokenTable)
     __slots__ = ("_ids", "_tokens", "_offsets", "_special_tokens_mask", "_type_ids", "_words", "_attention",
                  "_ranges", "_overflowing", "_lazy", "_pad")
 
@@ -81,22 +86,14 @@ class Encoding:
         optionally the strings of tokens the table does not give, {model token index: string}),
         the id -> token table and the text: the word ids are words_of(text), made when asked
         for (a truncated part's: a slice of them from its first token, the 6th item)."""
-        e = cls.__new__(cls)
-        e._lazy = (arrays, n, wrap, table, text, 0)
-        e._overflowing = ()
-        e._pad = None
-        return e
+        return _pylist().lazy_encoding(arrays, n, wrap, table, text)
 
     @classmethod
     def _fast(cls, ids, wrap) -> "Encoding":
         """encode_batch_fast's encoding of model ids (a bytes object of native uint32, read in
         place, or a list) inside the post-processor's wrap (no word ids: tokenizers tracks none
         without offsets)."""
-        e = cls.__new__(cls)
-        e._lazy = (ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None, None, 0)
-        e._overflowing = ()
-        e._pad = None
-        return e
+        return _pylist().lazy_encoding(ids, len(ids) >> 2 if type(ids) is bytes else len(ids), wrap, None, None)
 
     def _truncated(self, parts: list, over_wrap) -> "Encoding":
         """This new lazy encoding cut into parts (windows' result, not None): the first kept,

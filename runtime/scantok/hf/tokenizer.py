@@ -42,8 +42,9 @@ from .post_processors import PostProcessor
 from .pre_tokenizers import BYTE_CHARS, ByteLevelOp, MetaspaceOp, _Step, pretok_ops
 from .truncation import Truncation, truncate_pair
 
-# scantok._pylist.hf_encode_offsets, set by the first Tokenizer made
+# scantok._pylist.hf_encode_offsets and lazy_encoding, set by the first Tokenizer made
 _hf_encode_offsets = None
+_lazy_encoding = None
 
 def _flag(v, name: str, where: str) -> bool:
     """v as a bool, as tokenizers reads these flags: a bool (numpy's too), else TypeError."""
@@ -479,10 +480,11 @@ class Tokenizer:
             # no stages to hand the normalized text to, or a layout over characters whose
             # normalizer _CharPiece applies by formula (Gemma's Replace)
             self._chain = None
-        global _hf_encode_offsets  # encode()'s C call, a module global: a lookup per call costs
+        global _hf_encode_offsets, _lazy_encoding  # encode()'s C calls, module globals: a lookup per call costs
         if _hf_encode_offsets is None:
             _hf_encode_offsets = _pylist().hf_encode_offsets
-        self._tokens_by_id = None
+            _lazy_encoding = _pylist().lazy_encoding
+        self._token_table = _TokenTable(self._model)
         # encode() of a text the C path takes whole: lazy Encoding around the C arrays
         # a text without added tokens runs whole as one C call (stages, merges, offsets)
         self._whole_c = self._stages is not None and (
@@ -960,14 +962,6 @@ class Tokenizer:
         words_of.owners = (self._model, self._stages, self._stage_matchers, self._stage_spec)
         return words_of
 
-    def _token_table(self) -> list:
-        """id -> model token (None where the model has none), for Encoding.tokens."""
-        t = self._tokens_by_id
-        if t is None:
-            inv = self._model.inv
-            t = self._tokens_by_id = [inv.get(i) for i in range(max(inv, default=-1) + 1)]
-        return t
-
     # -- public encoding --
     def encode(self, sequence, pair=None, is_pretokenized: bool = False, add_special_tokens: bool = True) -> Encoding:
         """The :class:`Encoding` of ``sequence`` (and of ``pair``, the second sequence, if
@@ -1041,7 +1035,7 @@ class Tokenizer:
             fn, model, stages, _ = self._batch_c
             r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, text, False, 0, self._screen_whole)
             if type(r) is not int:
-                return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
+                return _lazy_encoding(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
             if r != -3:  # HFB_SLOW
                 return None
         if self._has_added and self._added.matches(text):
@@ -1480,7 +1474,7 @@ class Tokenizer:
         r = _hf_encode_offsets(fn, model, self._model.cache_address(), stages, whole, False, k)
         if type(r) is int:  # HFB_SLOW
             return None
-        return Encoding._from_arrays(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
+        return _lazy_encoding(r, len(r) // 12, self._lazy[add_special_tokens], self._token_table, text)
 
     def _with_prefix(self, text: str, first: bool = True) -> tuple[str, int]:
         """The text the C stages read for text (first: it starts the original text), and the
@@ -1579,9 +1573,8 @@ class Tokenizer:
             rs = _pylist().hf_encode_offsets_batch(fn, model, self._model.cache_address(), stages, staged, screen, folds)
         except UnicodeEncodeError:  # a lone surrogate: _encode_one's error, for the first such text
             return [self._encode_one(t, add_special_tokens) for t in texts]
-        wrap, table = lazy[add_special_tokens], self._token_table
-        return [Encoding._from_arrays(r, len(r) // 12, wrap, table, t) if type(r) is bytes
-                else self._encode_one(t, add_special_tokens) for r, t in zip(rs, texts)]
+        encs = _pylist().lazy_encodings(rs, 12, lazy[add_special_tokens], self._token_table, texts)
+        return [e if e is not None else self._encode_one(t, add_special_tokens) for e, t in zip(encs, texts)]
 
     def _encode_many_chars(self, texts: list, add_special_tokens: bool) -> list[Encoding]:
         """_encode_many under _chars_c: the non-empty texts with no added token in them, one C
@@ -1671,11 +1664,14 @@ class Tokenizer:
 
     def _fast_encodings(self, texts: list[str], add_special_tokens: bool) -> list[Encoding]:
         wrap = self._fast_wraps[add_special_tokens] if self._fast_wraps is not None else None
+        if wrap is not None:
+            ids = self._batch_model_ids(texts)
+            encs = _pylist().lazy_encodings(ids, 4, wrap, None, None)
+            if None in encs:  # not bytes nor a list (none is): as a list
+                encs = [e if e is not None else Encoding._fast(list(i), wrap) for e, i in zip(encs, ids)]
+            return encs
         out = []
         for ids in self._batch_model_ids(texts):
-            if wrap is not None:
-                out.append(Encoding._fast(ids, wrap))
-                continue
             n = len(ids) >> 2 if type(ids) is bytes else len(ids)
             if type(ids) is bytes:
                 ids = _pylist().ids_to_list((ids, 0), n)
@@ -1947,6 +1943,26 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"Tokenizer(model={type(self._model).__name__}, vocab_size={self.get_vocab_size()})"
+
+
+class _TokenTable:
+    """id -> model token (None where the model has none), made on the first call, for
+    Encoding.tokens.  Lazy encodings keep this rather than a method of the tokenizer: they are
+    not tracked by the cyclic GC (scantok._pylist.lazy_encoding), so nothing they hold may lead
+    back to an encoding, as a tokenizer could (an attribute set on it); the model cannot."""
+
+    __slots__ = ("_model", "_table")
+
+    def __init__(self, model):
+        self._model = model
+        self._table = None
+
+    def __call__(self) -> list:
+        t = self._table
+        if t is None:
+            inv = self._model.inv
+            t = self._table = [inv.get(i) for i in range(max(inv, default=-1) + 1)]
+        return t
 
 
 def _join_blocks(blocks: list, counts: list, shifts: list, wbases: list, n: int):
