@@ -7,7 +7,6 @@ tokenizer being freed when an encoding stored on it is the only thing left of it
 from __future__ import annotations
 
 import gc
-import json
 import random
 import sys
 import types

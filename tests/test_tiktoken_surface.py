@@ -507,3 +507,21 @@ def test_plugin_errors_like_tiktoken(tmp_path, modules):
     assert s["fake"] == t["fake"]
     # the built-in encodings do not depend on plugins being well-formed
     assert s["builtin"] == ["ok", [15339, 1917]]
+
+
+@pytest.mark.parametrize("num_threads", [0, -1, "2", 2.5, True, None, 10**6])
+def test_batch_num_threads_as_tiktoken(num_threads):
+    """tiktoken hands num_threads to ThreadPoolExecutor: None is its default, one below 1 its
+    ValueError, a str its TypeError (scantok had run 0 and -1 on one thread and refused None)."""
+    ours, theirs = pair("cl100k_base")
+    texts, ids = ["ab c", "hello <|endoftext|> world", ""] * 40, [[1, 2], [], [100257, 5]] * 40
+    calls = {"encode_ordinary_batch": (texts, {}), "encode_batch": (texts, {"allowed_special": "all"}),
+             "decode_batch": (ids, {}), "decode_bytes_batch": (ids, {})}
+    for method, (arg, kw) in calls.items():
+        try:
+            want = getattr(theirs, method)(arg, num_threads=num_threads, **kw)
+        except Exception as e:
+            with pytest.raises(type(e), match=str(e) if isinstance(e, ValueError) else None):
+                getattr(ours, method)(arg, num_threads=num_threads, **kw)
+        else:
+            assert getattr(ours, method)(arg, num_threads=num_threads, **kw) == want

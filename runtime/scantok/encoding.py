@@ -260,6 +260,17 @@ def _wait_all(futures) -> None:
 _SHARED_CHUNK_CHARS = 64 << 10
 
 
+def _workers(num_threads) -> int:
+    """num_threads as tiktoken's ThreadPoolExecutor(num_threads) takes it: None is the
+    executor's default (here: every usable CPU), one below 1 its ValueError, a str its
+    TypeError; a float is cut to an int."""
+    if num_threads is None:
+        return _usable_cpus()
+    if num_threads <= 0:
+        raise ValueError("max_workers must be greater than 0")
+    return max(1, int(num_threads))
+
+
 class Encoding:
     def __init__(
         self,
@@ -556,7 +567,7 @@ class Encoding:
         if many is None:
             def many(chunk):
                 return [fn(x) for x in chunk]
-        nt = min(num_threads, n, _usable_cpus())
+        nt = min(_workers(num_threads), n, _usable_cpus())
         if nt <= 1:
             return many(items)
         # contiguous chunks of similar byte size, _CHUNKS_PER_THREAD per worker, taken in turn:
@@ -579,7 +590,7 @@ class Encoding:
         """Encodes a list of strings in parallel: on up to num_threads threads, and no more than
         the CPUs this process may use (the C encoder releases the GIL)."""
         items = list(text)
-        nt = min(num_threads, len(items), _usable_cpus())
+        nt = min(_workers(num_threads), len(items), _usable_cpus())
         try:
             if nt <= 1 or sum(map(len, items)) < _PARALLEL_MIN:
                 return self._encode_ordinary_many(items)

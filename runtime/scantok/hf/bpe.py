@@ -15,6 +15,7 @@ import threading
 from typing import Any, Mapping
 
 from .errors import HFError, UnsupportedComponentError, WordLevelError
+from .fields import flag
 from .native import _native
 from .pre_tokenizers import BYTE_CHARS, CHAR_BYTES
 
@@ -195,9 +196,9 @@ class BPEModel(_ThreadCaches):
         self.unk_token = spec.get("unk_token")
         self.prefix = spec.get("continuing_subword_prefix") or None
         self.suffix = spec.get("end_of_word_suffix") or None
-        self.fuse_unk = bool(spec.get("fuse_unk", False))
-        self.byte_fallback = bool(spec.get("byte_fallback", False))
-        self.ignore_merges = bool(spec.get("ignore_merges", False))
+        self.fuse_unk = flag(spec, "fuse_unk", False, where)
+        self.byte_fallback = flag(spec, "byte_fallback", False, where)
+        self.ignore_merges = flag(spec, "ignore_merges", False, where)
         dropout = spec.get("dropout")
         if dropout not in (None, 0, 0.0):
             raise UnsupportedComponentError(f"{where}: BPE dropout={dropout!r} is not supported (only null)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .errors import HFError, UnsupportedComponentError
+from .fields import flag, string
 from .pre_tokenizers import CHAR_BYTES
 
 
@@ -125,6 +126,8 @@ class Decoder:
             scheme = spec.get("prepend_scheme", "always")
             if not isinstance(rep, str) or len(rep) != 1:
                 raise HFError(f"{where}: Metaspace replacement must be one character")
+            if scheme not in ("always", "never", "first", None):  # (null: as absent)
+                raise HFError(f"{where}: Metaspace prepend_scheme must be \"always\", \"never\" or \"first\", got {scheme!r}")
 
             def metaspace(toks, rep=rep, strip=scheme != "never"):
                 # as tokenizers: every replacement character of the first token is dropped (not
@@ -133,8 +136,8 @@ class Decoder:
 
             self.chain.append(_per_token(metaspace))
         elif t == "WordPiece":
-            prefix = spec.get("prefix", "##")
-            cleanup = bool(spec.get("cleanup", True))
+            prefix = string(spec.get("prefix", "##"), f"{where}.prefix")
+            cleanup = flag(spec, "cleanup", True, where)
 
             def wordpiece(toks, prefix=prefix, cleanup=cleanup):
                 out = []
@@ -147,8 +150,9 @@ class Decoder:
             self.chain.append(_per_token(wordpiece))
         elif t == "Strip":
             content, start, stop = spec.get("content", " "), spec.get("start", 0), spec.get("stop", 0)
-            if not isinstance(content, str) or len(content) != 1 or not isinstance(start, int) or not isinstance(stop, int):
-                raise HFError(f"{where}: Strip needs a one-character 'content' and integer 'start'/'stop'")
+            if not isinstance(content, str) or len(content) != 1 or type(start) is not int or type(stop) is not int \
+                    or start < 0 or stop < 0:
+                raise HFError(f"{where}: Strip needs a one-character 'content' and integers 'start'/'stop' >= 0")
 
             def strip(toks, c=content, start=start, stop=stop):
                 out = []

@@ -8,6 +8,7 @@ import unicodedata
 from typing import Any, Mapping
 
 from .errors import UnsupportedComponentError, WordLevelError
+from .fields import flag, items
 from .unicode_tables import (_BERT_REMOVED, _CJK_RANGES, _FREEZE_NFC, _FREEZE_NFD, _FREEZE_NFKC,
                              _FREEZE_NFKD, _HF_CCC0, _HF_MARK, _HF_MN, _LOWER_TABLE, _WS)
 
@@ -778,7 +779,7 @@ def _norm_steps(spec: Any, where: str = "normalizer", extended: bool = False) ->
     t = spec["type"]
     if t == "Sequence":
         out = []
-        for i, sub in enumerate(spec.get("normalizers", [])):
+        for i, sub in enumerate(items(spec.get("normalizers"), f"{where}.normalizers", WordLevelError)):
             out.extend(_norm_steps(sub, f"{where}.normalizers[{i}]", extended))
         return out
     if t == "Lowercase":
@@ -786,15 +787,18 @@ def _norm_steps(spec: Any, where: str = "normalizer", extended: bool = False) ->
     if t in ("NFC", "NFD", "NFKC", "NFKD"):
         return [lambda ns, f=t: _unicode_nf(ns, f)]
     if t == "Strip":
-        left = spec.get("strip_left", True)
-        right = spec.get("strip_right", True)
-        return [lambda ns: _strip(ns, bool(left), bool(right))]
+        left = flag(spec, "strip_left", True, where, WordLevelError)
+        right = flag(spec, "strip_right", True, where, WordLevelError)
+        return [lambda ns: _strip(ns, left, right)]
     if t == "BertNormalizer":
+        strip = spec.get("strip_accents")
+        if strip is not None and type(strip) is not bool:
+            raise WordLevelError(f"{where}: strip_accents must be true, false or null, got {strip!r}")
         args = (
-            bool(spec.get("clean_text", True)),
-            bool(spec.get("handle_chinese_chars", True)),
-            spec.get("strip_accents"),
-            bool(spec.get("lowercase", True)),
+            flag(spec, "clean_text", True, where, WordLevelError),
+            flag(spec, "handle_chinese_chars", True, where, WordLevelError),
+            strip,
+            flag(spec, "lowercase", True, where, WordLevelError),
         )
         return [lambda ns: _bert(ns, *args)]
     if t == "StripAccents" and extended:  # its marks are not BertNormalizer's (measured)
@@ -818,6 +822,8 @@ def _pattern_matcher(pat: Any, where: str):
     from .patterns import _Matcher, _regex_matcher
 
     if isinstance(pat, Mapping) and isinstance(pat.get("String"), str):
+        if not pat["String"]:  # tokenizers puts the content at every character boundary
+            raise UnsupportedComponentError(f"{where}: Replace of the empty string (not supported)")
         return _Matcher(None, "", literal=pat["String"])
     if isinstance(pat, Mapping) and isinstance(pat.get("Regex"), str):
         try:

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from .encoding import clone, merge, record, set_sequence_id
 from .errors import HFError, UnsupportedComponentError
+from .fields import flag, items, string, u32
 from .unicode_tables import _WS
 
 # the encodings are records (see encoding.py): parallel lists ids, tokens, offsets, type_ids,
@@ -78,18 +79,25 @@ def _template(spec: Any, specials: Mapping, where: str) -> list | None:
         raise HFError(f"{where}: expected a list of pieces")
     pieces: list = []
     for i, piece in enumerate(spec):
+        w = f"{where}[{i}]"
         if isinstance(piece, Mapping) and isinstance(piece.get("Sequence"), Mapping):
             seq = piece["Sequence"]
-            pieces.append(("seq", 1 if seq.get("id") == "B" else 0, int(seq.get("type_id", 0))))
+            if seq.get("id") not in ("A", "B"):
+                raise HFError(f"{w}.Sequence.id must be \"A\" or \"B\", got {seq.get('id')!r}")
+            pieces.append(("seq", 1 if seq["id"] == "B" else 0, u32(seq.get("type_id"), f"{w}.Sequence.type_id")))
         elif isinstance(piece, Mapping) and isinstance(piece.get("SpecialToken"), Mapping):
             name = piece["SpecialToken"].get("id")
             tok = specials.get(name)
-            if not isinstance(tok, Mapping) or not isinstance(tok.get("ids"), list):
+            if not isinstance(tok, Mapping):
                 raise HFError(f"{where}: missing special token {name!r} in special_tokens")
-            pieces.append(("tok", int(piece["SpecialToken"].get("type_id", 0)),
-                           [int(x) for x in tok["ids"]], [str(x) for x in tok.get("tokens", [])]))
+            tw = f"{where}: special_tokens[{name!r}]"
+            ids = [u32(x, f"{tw}.ids[{k}]") for k, x in enumerate(items(tok.get("ids"), f"{tw}.ids"))]
+            tokens = [string(x, f"{tw}.tokens[{k}]") for k, x in enumerate(items(tok.get("tokens"), f"{tw}.tokens"))]
+            if len(ids) != len(tokens):  # (tokenizers' SpecialToken::new refuses it too)
+                raise HFError(f"{tw}: ids and tokens must be of the same length ({len(ids)} and {len(tokens)})")
+            pieces.append(("tok", u32(piece["SpecialToken"].get("type_id"), f"{w}.SpecialToken.type_id"), ids, tokens))
         else:
-            raise HFError(f"{where}[{i}]: expected Sequence or SpecialToken")
+            raise HFError(f"{w}: expected Sequence or SpecialToken")
     return pieces
 
 
@@ -128,8 +136,8 @@ class PostProcessor:
                 self._compile(sub, token_to_id, f"{where}.processors[{i}]")
         elif t == "ByteLevel":
             self.added.append((0, 0))
-            if spec.get("trim_offsets", True):
-                aps = bool(spec.get("add_prefix_space", True))
+            if flag(spec, "trim_offsets", True, where):
+                aps = flag(spec, "add_prefix_space", True, where)
                 self.trims = True
 
                 def byte_level(encs, add, aps=aps):
@@ -149,13 +157,14 @@ class PostProcessor:
         elif t in ("RobertaProcessing", "BertProcessing"):
             sep, cls = spec.get("sep"), spec.get("cls")
             for name, v in (("sep", sep), ("cls", cls)):
-                if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)):
+                if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)):
                     raise HFError(f"{where}: '{name}' must be [token, id]")
+                u32(v[1], f"{where}.{name}[1]")
             sep, cls = (sep[0], sep[1]), (cls[0], cls[1])
             self.added.append((2, 4) if t == "RobertaProcessing" else (2, 3))
             if t == "RobertaProcessing":
-                trim = bool(spec.get("trim_offsets", True))
-                aps = bool(spec.get("add_prefix_space", True))
+                trim = flag(spec, "trim_offsets", True, where)
+                aps = flag(spec, "add_prefix_space", True, where)
                 self.trims = self.trims or trim
 
                 def roberta(encs, add, sep=sep, cls=cls, trim=trim, aps=aps):

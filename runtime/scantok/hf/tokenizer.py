@@ -304,6 +304,8 @@ def _added_entry(t, special: bool, where: str) -> dict:
     """An added token as its tokenizer.json entry (without id), as tokenizers' add_tokens
     (special False) or add_special_tokens (special True) reads it."""
     if isinstance(t, str):
+        if _has_surrogate(t):  # no UTF-8, no tokenizer.json: tokenizers refuses such a str
+            raise TypeError(f"{where}: the token holds a lone surrogate")
         return {"content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": not special,
                 "special": special}
     if isinstance(t, AddedToken):
@@ -324,6 +326,8 @@ def _added_entry(t, special: bool, where: str) -> dict:
     content = fields.get("content")
     if not isinstance(content, str):
         raise HFError(f"{where}: 'content' must be a string")
+    if _has_surrogate(content):  # no UTF-8, no tokenizer.json: tokenizers refuses such a str
+        raise TypeError(f"{where}: 'content' holds a lone surrogate")
     out = {"content": content}
     for k in _ADDED_OPTIONS:
         v = fields.get(k, (not special) if k == "normalized" else False)
@@ -358,6 +362,13 @@ def _encode_input(item, pretokenized: bool) -> tuple:
 
 
 def _json_obj(data: str | bytes) -> dict:
+    try:
+        return _json_obj_checked(data)
+    except RecursionError:  # json.loads' and _surrogate_path's
+        raise HFError("not valid JSON: arrays or objects nested too deeply") from None
+
+
+def _json_obj_checked(data: str | bytes) -> dict:
     try:
         if isinstance(data, (bytes, bytearray)) and not data.isascii():
             data.decode("utf-8")  # strict: json.loads decodes bytes with surrogatepass
@@ -418,6 +429,12 @@ class Tokenizer:
     """
 
     def __init__(self, obj: Mapping):
+        try:
+            self._init(obj)
+        except RecursionError:  # the components' readers recurse into Sequences
+            raise HFError("tokenizer.json: components nested too deeply") from None
+
+    def _init(self, obj: Mapping) -> None:
         if not isinstance(obj, Mapping):
             raise HFError("tokenizer.json must hold a JSON object")
         # (truncation, padding), replaced as one: each call reads it once, so that another
@@ -511,6 +528,7 @@ class Tokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
         """Loads a tokenizer.json file."""
+        path = os.fspath(path)  # (TypeError for an int: open() would take it as a descriptor)
         with open(path, "rb") as f:
             raw = f.read()
         try:
@@ -523,11 +541,24 @@ class Tokenizer:
         return json.dumps(self._obj, ensure_ascii=False, indent=2 if pretty else None)
 
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_str(pretty))
+        """Writes the tokenizer.json to path: whole or not at all (a temporary file beside it,
+        renamed over it), so a failure leaves an existing file as it was."""
+        data = self.to_str(pretty).encode("utf-8")
+        path = os.fspath(path)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
     # -- vocabulary --
     def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        with_added_tokens = _flag(with_added_tokens, "with_added_tokens", "get_vocab()")
         v = dict(self._model.vocab)
         if with_added_tokens:
             for t in self._added.tokens:
@@ -535,6 +566,7 @@ class Tokenizer:
         return v
 
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        with_added_tokens = _flag(with_added_tokens, "with_added_tokens", "get_vocab_size()")
         return len(self.get_vocab(with_added_tokens))
 
     def token_to_id(self, token: str) -> int | None:
@@ -1487,11 +1519,21 @@ class Tokenizer:
                            self._prefix_space)
 
     @staticmethod
-    def _threads(num_threads: int | None) -> int:
-        """Threads for a batch: num_threads (default: every usable core), at most the usable
-        cores (each thread keeps piece caches of its own)."""
+    def _threads(num_threads: int | None, where: str = "encode_batch()") -> int:
+        """Threads for a batch: num_threads (default: every usable core; an int of at least 1),
+        at most the usable cores (each thread keeps piece caches of its own)."""
         cpus = usable_cpus()
-        return max(1, min(int(num_threads) if num_threads is not None else cpus, cpus))
+        if num_threads is None:
+            return cpus
+        if is_bool(num_threads):
+            raise TypeError(f"{where}: num_threads must be an int or None, got a bool")
+        try:
+            n = index(num_threads)
+        except TypeError:
+            raise TypeError(f"{where}: num_threads must be an int or None, got {type(num_threads).__name__}") from None
+        if n < 1:
+            raise ValueError(f"{where}: num_threads must be at least 1, got {n}")
+        return min(n, cpus)
 
     def encode_batch(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True, *,
                      num_threads: int | None = None) -> list[Encoding]:
@@ -1503,6 +1545,8 @@ class Tokenizer:
     def _encode_batch_body(self, input: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True, *,
                            num_threads: int | None = None) -> list[Encoding]:
         items = self._batch_items(input, "encode_batch()")
+        if num_threads is not None:
+            self._threads(num_threads, "encode_batch()")  # its errors, before any work
         if is_pretokenized is not False:
             is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch()")
         add = add_special_tokens if type(add_special_tokens) is bool else \
@@ -1535,8 +1579,8 @@ class Tokenizer:
 
     @staticmethod
     def _batch_items(inputs, where: str) -> list:
-        if isinstance(inputs, str):
-            raise TypeError(f"{where} expects a sequence of inputs, not a single str")
+        if isinstance(inputs, (str, bytes, Mapping)) or not isinstance(inputs, Iterable):
+            raise TypeError(f"{where} expects a list of inputs, not {type(inputs).__name__}")
         return list(inputs)
 
     def _encode_batch(self, inputs: list, add_special_tokens: bool, num_threads: int | None) -> list[Encoding]:
@@ -1638,6 +1682,8 @@ class Tokenizer:
     def _encode_batch_fast_body(self, input: Sequence, is_pretokenized: bool = False,
                                 add_special_tokens: bool = True, *, num_threads: int | None = None) -> list[Encoding]:
         inputs = self._batch_items(input, "encode_batch_fast()")
+        if num_threads is not None:
+            self._threads(num_threads, "encode_batch_fast()")  # its errors, before any work
         if is_pretokenized is not False:
             is_pretokenized = _flag(is_pretokenized, "is_pretokenized", "encode_batch_fast()")
         add = add_special_tokens if type(add_special_tokens) is bool else \
@@ -1882,6 +1928,7 @@ class Tokenizer:
     def decode_batch(self, sequences: Sequence[Iterable[int]], skip_special_tokens: bool = True, *,
                      num_threads: int | None = None) -> list[str]:
         skip_special_tokens = _flag(skip_special_tokens, "skip_special_tokens", "decode_batch()")
+        self._threads(num_threads, "decode_batch()")  # checked; decoding runs on the calling thread
         return [self.decode(s, skip_special_tokens) for s in sequences]
 
     # -- asyncio, as tokenizers' async_* methods: the arguments are read and checked at the
