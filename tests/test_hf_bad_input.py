@@ -199,3 +199,11 @@ def test_batch_inputs_and_flags_are_checked():
         with pytest.raises(TypeError):
             tok.get_vocab(bad)
     assert tok.get_vocab_size(False) == hf.get_vocab_size(False)
+
+
+def test_token_to_id_of_a_lone_surrogate_raises_as_tokenizers():
+    tok, hf = scantok.Tokenizer.from_str(json.dumps(BASE)), HFTokenizer.from_str(json.dumps(BASE))
+    for t in (tok, hf):
+        with pytest.raises(UnicodeEncodeError):
+            t.token_to_id("a\ud800")
+    assert tok.token_to_id("ab") == hf.token_to_id("ab") == 5 and tok.token_to_id("é") is None

@@ -573,7 +573,12 @@ class Tokenizer:
         if not isinstance(token, str):
             raise TypeError(f"token_to_id() expects str, got {type(token).__name__}")
         t = self._added.by_content.get(token)
-        return t.id if t is not None else self._model.vocab.get(token)
+        if t is not None:
+            return t.id
+        i = self._model.vocab.get(token)
+        if i is None and not token.isascii():
+            _check_text(token, "token_to_id()")  # a lone surrogate: tokenizers' UnicodeEncodeError
+        return i
 
     def id_to_token(self, id: int) -> str | None:
         id = _checked_id(id, "id_to_token()")
