@@ -760,8 +760,8 @@ def test_small_batches_stay_on_the_calling_thread(deepseek, monkeypatch):
     ours, hf = deepseek
     monkeypatch.setattr(scantok.hf.tokenizer, "usable_cpus", lambda: 2)
     used = []
-    real = scantok.hf.tokenizer.thread_pool
-    monkeypatch.setattr(scantok.hf.tokenizer, "thread_pool", lambda n: used.append(n) or real(n))
+    real = scantok.hf.tokenizer.map_all
+    monkeypatch.setattr(scantok.hf.tokenizer, "map_all", lambda n, fn, items: used.append(n) or real(n, fn, items))
     docs = [f"doc {i}: héllo wörld {i}" for i in range(50)]
     want = [e.ids for e in hf.encode_batch(docs)]
     assert fast_ids(ours, docs, num_threads=2) == want

@@ -1,11 +1,16 @@
-"""scantok.threadpool: how a batch is cut into the chunks its threads take."""
+"""scantok.threadpool: how a batch is cut into the chunks its threads take, and that a batch
+returns or raises only once every chunk is done."""
 from __future__ import annotations
+
+import json
+import threading
+import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scantok.threadpool import size_chunks
+from scantok.threadpool import map_all, size_chunks, usable_cpus
 
 
 @pytest.mark.parametrize("sizes, n, want", [
@@ -50,3 +55,51 @@ def test_size_chunks_sorted_batch_halves():
     (a0, b0), (a1, b1) = size_chunks(sizes, 2)
     first, second = sum(sizes[a0:b0]), sum(sizes[a1:b1])
     assert abs(first - second) <= max(sizes)
+
+
+def test_map_all_raises_only_once_every_call_is_done():
+    """Executor.map raised at the first failed result while the others ran on: their C code
+    read the caller's tables, which the caller could free next."""
+    done = threading.Event()
+
+    def work(i):
+        if i == 0:
+            raise ValueError("first")
+        time.sleep(0.3)
+        done.set()
+        return i
+
+    with pytest.raises(ValueError, match="first"):
+        map_all(2, work, [0, 1])
+    assert done.is_set()
+    assert map_all(2, lambda x: -x, range(5)) == [0, -1, -2, -3, -4]
+
+
+@pytest.mark.skipif(usable_cpus() < 2, reason="one CPU: batches run on the calling thread")
+def test_batch_that_raises_waits_for_its_other_chunks():
+    """A batch whose first chunk fails at once (a lone surrogate) and whose second is still
+    encoding: encode_batch raises only after the second is done (a fuzz campaign crashed when
+    add_tokens, right after such a batch, freed the model's per-thread caches under it)."""
+    pytest.importorskip("numpy")
+    import scantok
+
+    tok = scantok.Tokenizer.from_str(json.dumps({
+        "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "x": 3, "y": 4}, "merges": ["a b"]},
+        "pre_tokenizer": {"type": "Whitespace"}}))
+    finished = []
+    encode_many = tok._encode_many
+
+    def slow_many(texts, add):
+        if texts and texts[0].startswith("SLOW"):
+            time.sleep(0.3)
+            out = encode_many(texts, add)
+            finished.append(len(texts))
+            return out
+        return encode_many(texts, add)
+
+    tok._encode_many = slow_many
+    with pytest.raises(UnicodeEncodeError):
+        tok.encode_batch(["\ud800" + "ab " * 70_000, "SLOW " + "ab " * 70_000], num_threads=2)
+    assert finished == [1]
+    tok.add_tokens(["zz"])  # the swap the crash followed
+    assert tok.encode_batch(["ab zz"], num_threads=2)[0].tokens == ["ab", "zz"]

@@ -19,9 +19,11 @@ from ._pylist import utf8_bytes as _utf8_bytes
 from ._pylist import utf8_contains as _utf8_contains
 from .scanner import _IN_PLACE_MIN, _Utf8InPlace
 from .threadpool import PARALLEL_MIN as _PARALLEL_MIN
+from .threadpool import map_all as _map_all
 from .threadpool import size_chunks as _size_chunks
 from .threadpool import thread_pool as _thread_pool
 from .threadpool import usable_cpus as _usable_cpus
+from .threadpool import wait_all as _wait_all
 
 if TYPE_CHECKING:
     import numpy as np
@@ -233,25 +235,6 @@ def _split_ids(out: list, at: int, addr: int, ends, n: int) -> None:
 
 
 _CHUNKS_PER_THREAD = 8  # see Encoding._batch
-
-
-def _wait_all(futures) -> None:
-    """Waits until every future is done, even through an exception raised while waiting (a
-    KeyboardInterrupt): the workers read memory the caller frees afterwards. The first such
-    exception is raised once they are done; a worker's own exception is the caller's to see."""
-    pending = None
-    for f in futures:
-        while True:
-            try:
-                f.exception()
-                break
-            except BaseException as e:  # noqa: BLE001 - re-raised below, after the workers
-                if pending is None:
-                    pending = e
-    if pending is not None:
-        raise pending
-    for f in futures:
-        f.result()  # a worker's error, if any
 
 
 # see Encoding._encode_ordinary_shared; 64 Ki characters rather than 32: a chunk costs the
@@ -583,7 +566,7 @@ class Encoding:
             lo, hi = lo_hi
             return many(items[lo:hi])
 
-        parts = list(_thread_pool(nt).map(work, _size_chunks(sizes, nchunks)))
+        parts = _map_all(nt, work, _size_chunks(sizes, nchunks))
         return [r for part in parts for r in part]
 
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:

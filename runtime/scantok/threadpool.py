@@ -14,7 +14,7 @@ from bisect import bisect_left
 from itertools import accumulate
 from typing import Sequence
 
-__all__ = ["PARALLEL_MIN", "size_chunks", "thread_pool", "usable_cpus"]
+__all__ = ["PARALLEL_MIN", "map_all", "size_chunks", "thread_pool", "usable_cpus", "wait_all"]
 
 # A batch of fewer characters than this (tokens, for decode) runs on the calling thread: handing
 # work to a pool and waiting for it cost ~60 us here, and 2 threads on 4 KB documents (every
@@ -77,3 +77,45 @@ def thread_pool(n: int) -> ThreadPoolExecutor:
             if pool is None:
                 pool = _pools[n] = ThreadPoolExecutor(n, thread_name_prefix=f"scantok-batch{n}")
     return pool
+
+
+def wait_all(futures) -> None:
+    """Waits until every future is done, even through an exception raised while waiting (a
+    KeyboardInterrupt): the workers read memory the caller frees afterwards. The first such
+    exception is raised once they are done; then a worker's own, the first in order."""
+    pending = None
+    for f in futures:
+        while True:
+            try:
+                f.exception()
+                break
+            except BaseException as e:  # noqa: BLE001 - re-raised below, after the workers
+                if pending is None:
+                    pending = e
+    if pending is not None:
+        raise pending
+    for f in futures:
+        f.result()  # a worker's error, if any
+
+
+def map_all(n: int, fn, items) -> list:
+    """[fn(x) for x in items] on the pool of n threads, returned (or the first failed item's
+    exception raised) only once every call has finished.
+
+    Why not ``Executor.map``: it raises at the first failed result while the other calls still
+    run, and their C code reads the tables and per-thread caches of the caller's tokenizer,
+    which the caller may then drop or swap (a fuzz campaign crashed in a worker: a batch with a
+    lone surrogate in its first chunk raised at once, ``add_tokens`` replaced the model, and the
+    model's per-thread caches were freed under the worker still encoding the second chunk).
+
+    >>> map_all(2, lambda x: x * x, [1, 2, 3])
+    [1, 4, 9]
+    """
+    pool = thread_pool(n)
+    futures = []
+    try:
+        for x in items:
+            futures.append(pool.submit(fn, x))
+    finally:
+        wait_all(futures)
+    return [f.result() for f in futures]

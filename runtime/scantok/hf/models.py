@@ -6,7 +6,7 @@ import os
 import re
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from ..threadpool import thread_pool, usable_cpus
+from ..threadpool import map_all, usable_cpus
 from .errors import UnsupportedComponentError, WordLevelError, _batch_surrogate_error, _check_text, _surrogate_error
 from .native import _native
 from .normalizers import _NORM_NAMES, _NS, _norm_steps
@@ -434,7 +434,7 @@ class WordLevel:
         if num_threads <= 1 or len(texts) <= 1:
             return [fn(t) for t in texts]
         n = min(num_threads, usable_cpus())
-        return list(thread_pool(n).map(fn, texts, chunksize=max(1, len(texts) // (n * 4))))
+        return map_all(n, fn, texts)
 
     def _native_fast(self) -> bool:
         """True when encode runs as one C call (scan + lookup) per text."""

@@ -29,7 +29,7 @@ try:
 except ImportError:
     raise ImportError("scantok.Tokenizer needs numpy: pip install numpy (or scantok[numpy])") from None
 
-from ..threadpool import PARALLEL_MIN, size_chunks, thread_pool, usable_cpus
+from ..threadpool import PARALLEL_MIN, map_all, size_chunks, usable_cpus
 from .added_tokens import AddedToken, AddedVocabulary, with_tokenizers_ids
 from .args import is_bool
 from .bpe import _C_CHARS_MIN, BPEModel, WordLevelModel
@@ -1596,7 +1596,7 @@ class Tokenizer:
         # each, so that a thread takes the GIL once a chunk (_encode_many), not once a text;
         # chunks of equal characters, not of equal counts (size_chunks)
         chunks = [inputs[a:b] for a, b in size_chunks([len(t) if isinstance(t, str) else 1 for t in inputs], n)]
-        parts = list(thread_pool(n).map(lambda c: self._encode_many(c, add_special_tokens), chunks))
+        parts = map_all(n, lambda c: self._encode_many(c, add_special_tokens), chunks)
         return [e for part in parts for e in part]
 
     def _encode_many(self, texts: list, add_special_tokens: bool) -> list[Encoding]:
@@ -1665,7 +1665,7 @@ class Tokenizer:
         if n <= 1 or len(inputs) <= 1 or size < PARALLEL_MIN:
             recs = [one(i) for i in range(len(inputs))]
         else:
-            recs = list(thread_pool(n).map(one, range(len(inputs)), chunksize=max(1, len(inputs) // (4 * n))))
+            recs = map_all(n, one, range(len(inputs)))
         if p is not None:
             pad_records(recs, p)
         return [Encoding._of(r) for r in recs]
@@ -1704,7 +1704,7 @@ class Tokenizer:
                 encs = self._fast_encodings(inputs, add)
             else:
                 chunks = [inputs[a:b] for a, b in size_chunks(list(map(len, inputs)), n)]
-                parts = list(thread_pool(n).map(lambda c: self._fast_encodings(c, add), chunks))
+                parts = map_all(n, lambda c: self._fast_encodings(c, add), chunks)
                 encs = [e for part in parts for e in part]
         except Exception:
             _raise_surrogate_first(inputs, "encode_batch_fast()")
