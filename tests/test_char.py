@@ -264,3 +264,13 @@ def test_load_malformed(tmp_path, name):
 def test_load_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         CharTokenizer.load_vocab(tmp_path / "nope.json")
+
+
+def test_decode_takes_ints_only():
+    """decode("12") read the digits as ids and 5.9 as 5 (int()); a probe found it (session 28)."""
+    tok = CharTokenizer()
+    with pytest.raises(TypeError):
+        tok.decode("12")
+    with pytest.raises(TypeError):
+        tok.decode([5.9])
+    assert tok.decode(np.array(tok.encode("hi"))) == "hi"

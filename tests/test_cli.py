@@ -157,3 +157,33 @@ def test_entry_point_subprocess(tmp_path):
     r = subprocess.run([sys.executable, "-m", "scantok.cli", "encode", "-e", "cl100k_base", "-"],
                        input=b"hello world", capture_output=True, env=env, check=True)
     assert [int(x) for x in r.stdout.split()] == tiktoken_encoding("cl100k_base").encode("hello world")
+
+
+def test_user_errors_are_messages(tmp_path):
+    """Found by a probe (session 28): these printed tracebacks, trained on a file name, or
+    replaced bytes that are not UTF-8 without a word."""
+    good = tmp_path / "ok.txt"
+    good.write_bytes(b"hello world")
+    for args, message in [
+        (["encode", str(tmp_path)], "Is a directory"),
+        (["count", str(tmp_path)], "Is a directory"),
+        (["encode", str(good), "-o", str(tmp_path), "--format", "bin"], "Is a directory"),
+        (["train", str(tmp_path / "missing.txt"), "--vocab-size", "300", "-o", str(tmp_path / "x.tiktoken")],
+         "missing.txt: no such file"),
+        (["train", str(tmp_path), "--vocab-size", "300", "-o", str(tmp_path / "x.tiktoken")], "not a file"),
+    ]:
+        with pytest.raises(SystemExit, match=message):
+            run_cli(args)
+    assert not (tmp_path / "x.tiktoken").exists()
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello " * 3000 + b"\xff world")
+    for cmd in (["encode"], ["count"], ["encode", "--allow-special"]):
+        with pytest.raises(SystemExit, match=r"not valid UTF-8 .* near byte 18000"):
+            run_cli(cmd + [str(bad), "-e", "cl100k_base"])
+    rc, out, _ = run_cli(["encode", str(bad), "-e", "cl100k_base", "--errors", "replace"])
+    text = ("hello " * 3000 + "\ufffd world")
+    assert [int(x) for x in out.split()] == tiktoken_encoding("cl100k_base").encode_ordinary(text)
+    ids = tmp_path / "ids.txt"
+    ids.write_text("1 2 -1")
+    with pytest.raises(SystemExit, match=r"token id -1 \(the 3th\)"):
+        run_cli(["decode", str(ids)])

@@ -385,6 +385,21 @@ def test_too_large_for_the_tables_is_a_pattern_error():
         scantok.compile(many)
 
 
+@pytest.mark.parametrize("pattern, message", [
+    ("(?:x{1,1000}y){1,1000}", "more than 100,000 NFA states"),  # two million states, gigabytes
+    ("(?:[ab]{1,100}){1,100}", "minimizing its 10002 DFA states"),  # 88 s before the bound
+    ("(?:" * 400 + "a" + ")" * 400, "nested too deeply"),  # a RecursionError before
+    ("(" * 300 + "a" + ")" * 300, "nested too deeply"),
+])
+def test_patterns_too_costly_are_pattern_errors(pattern, message):
+    """Found by a probe (session 28): nested counted repetitions multiply, and compile ran for
+    minutes or out of memory; deep nesting raised RecursionError.  tiktoken's Encoding raises a
+    ValueError for a pattern too deeply nested; PatternError is one."""
+    with pytest.raises(scantok.PatternError, match=message):
+        scantok.compile(pattern)
+    assert scantok.compile(r"[a-z]{1,1000}").split("x" * 1500) == ["x" * 1000, "x" * 500]
+
+
 def test_bad_arguments():
     with pytest.raises(TypeError):
         scantok.compile(b"a+")

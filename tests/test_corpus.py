@@ -359,3 +359,13 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_damaged_zst_input_is_a_corpus_input_error(tmp_path):
+    """A damaged .zst stream raised zstandard's own error, without the file's name (a probe,
+    session 28); a damaged .gz was a CorpusInputError already."""
+    pytest.importorskip("zstandard")
+    bad = tmp_path / "bad.jsonl.zst"
+    bad.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(range(256)) * 2)
+    with pytest.raises(sc.CorpusInputError, match="bad.jsonl.zst"):
+        sc.encode_files([str(bad)], str(tmp_path / "out"), encoding="cl100k_base")

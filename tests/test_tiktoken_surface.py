@@ -525,3 +525,55 @@ def test_batch_num_threads_as_tiktoken(num_threads):
                 getattr(ours, method)(arg, num_threads=num_threads, **kw)
         else:
             assert getattr(ours, method)(arg, num_threads=num_threads, **kw) == want
+
+
+def test_encode_to_numpy_refuses_lone_surrogates_as_tiktoken():
+    """tiktoken's encode() replaces a lone surrogate, its encode_to_numpy raises (scantok had
+    replaced it there too: other ids, where tiktoken gives none)."""
+    ours, theirs = pair("cl100k_base")
+    for text in ("a\udc00b", "x" * 20_000 + "\ud800", "\ud800" + "é" * 20_000):
+        with pytest.raises(UnicodeEncodeError):
+            theirs.encode_to_numpy(text)
+        with pytest.raises(UnicodeEncodeError):
+            ours.encode_to_numpy(text)
+        assert ours.encode(text) == theirs.encode(text)
+    assert ours.encode_to_numpy("ab c").tolist() == theirs.encode_to_numpy("ab c").tolist()
+
+
+def test_allowed_special_none_is_a_type_error_as_tiktoken():
+    ours, theirs = pair("cl100k_base")
+    for method, arg in (("encode", "ab"), ("encode_to_numpy", "ab"), ("encode_batch", ["ab"]),
+                        ("encode_with_unstable", "ab"), ("encode", "x" * 50_000)):
+        with pytest.raises(TypeError):
+            getattr(theirs, method)(arg, allowed_special=None)
+        with pytest.raises(TypeError):
+            getattr(ours, method)(arg, allowed_special=None)
+    assert ours.encode("ab", disallowed_special=None) == theirs.encode("ab", disallowed_special=None)
+
+
+@pytest.mark.parametrize("special, error", [
+    ({b"x": 256}, TypeError), ({"x": -1}, OverflowError), ({"x": 2**32}, OverflowError), ({"x": 1.5}, TypeError),
+    ({"": 256}, ValueError),        # tiktoken takes it, then encode(allowed_special="all") never returns
+    ({"x": 2**32 - 1}, ValueError),  # tiktoken takes it; scantok's tables keep that rank for "none"
+])
+def test_constructor_special_tokens(special, error):
+    import tiktoken
+
+    base = {bytes([i]): i for i in range(256)}
+    with pytest.raises(error):
+        scantok.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks=base, special_tokens=special)
+    if error is not ValueError:
+        with pytest.raises(error):
+            tiktoken.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks=base, special_tokens=special)
+
+
+def test_sparse_ranks_are_refused_not_allocated():
+    """A rank of 2**30 among 257 tokens made scantok's rank-indexed tables take 24 GB (a probe,
+    session 28); tiktoken's hash map takes it.  A ValueError saying why; ranks as sparse as
+    a vocabulary has (a gap for the special tokens) still load."""
+    base = {bytes([i]): i for i in range(256)}
+    for top in (2**30, 2**31, 2**32 - 3):
+        with pytest.raises(ValueError, match="far above the number of tokens"):
+            scantok.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks={**base, b"ab": top}, special_tokens={})
+    enc = scantok.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks={**base, b"ab": 100_000}, special_tokens={})
+    assert enc.encode("abab") == [100_000, 100_000]

@@ -411,3 +411,14 @@ def test_pieces_equal_hf_on_every_code_point(pattern):
     """Every code point (surrogates aside) next to letters, digits, spaces and apostrophes is
     split as HF's pre-tokenizer splits it (measured: 0 differences for the 4 patterns)."""
     _check_code_points(pattern, _CODE_POINTS, ("a", "1", " ", "'", "\n"))
+
+
+def test_num_threads_is_capped_at_the_cpus():
+    """num_threads=10**6 started a million threads (a probe, session 28): at most the usable
+    CPUs now, with the same merges."""
+    import time
+
+    t0 = time.perf_counter()
+    big = scantok.train_bpe(["low lower lowest"] * 3, vocab_size=260, num_threads=10**6)
+    assert time.perf_counter() - t0 < 30
+    assert big.merges == scantok.train_bpe(["low lower lowest"] * 3, vocab_size=260, num_threads=1).merges

@@ -453,3 +453,20 @@ def test_hf_object_components(vocab):
     hf = hf_of(w)
     for text in ["Héllo 123 Wörld", "ÀB12c"]:
         assert_same(w, hf, text)
+
+
+def test_decode_reads_ids_as_tokenizers():
+    """int() had read "1" and 2.7 as ids and skipped -1 (a probe, session 28); tokenizers raises
+    TypeError and OverflowError."""
+    wl = WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, "[UNK]")
+    hf = Tokenizer.from_str(wl.to_str())
+    for bad, error in ((["1"], TypeError), ([2.7], TypeError), ([-1], OverflowError), ([2**32], OverflowError)):
+        with pytest.raises(error):
+            wl.decode(bad)
+        with pytest.raises(error):
+            hf.decode(bad)
+    assert wl.decode([1, np.int64(2)]) == "hello world"
+    with pytest.raises(ValueError, match="num_threads"):
+        wl.encode_batch(["hello"], num_threads=0)
+    with pytest.raises(TypeError, match="num_threads"):
+        wl.encode_batch(["hello"], num_threads="2")

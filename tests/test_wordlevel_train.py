@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from scantok import wordlevel as W
 from scantok.wordlevel import WordLevel, train_wordlevel
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -100,3 +101,20 @@ def test_train_keyword_options():
     hf.train_from_iterator(texts, trainers.WordLevelTrainer(vocab_size=50, show_progress=False))
     assert w.get_vocab() == hf.get_vocab()
     assert {"中", "国", "人", "hello", ",", "!"} <= set(w.get_vocab())
+
+
+def test_train_arguments_checked(tmp_path):
+    """Found by a probe (session 28): special_tokens="[UNK]" became five one-character tokens,
+    min_frequency=-1 was taken, a file that is not UTF-8 gave a bare UnicodeDecodeError."""
+    with pytest.raises(TypeError, match="special_tokens"):
+        train_wordlevel(["a b"], vocab_size=10, special_tokens="[UNK]")
+    with pytest.raises(TypeError):
+        trainers.WordLevelTrainer(vocab_size=10, special_tokens="[UNK]")
+    with pytest.raises(OverflowError, match="min_frequency"):
+        train_wordlevel(["a b"], vocab_size=10, min_frequency=-1)
+    with pytest.raises(OverflowError):
+        trainers.WordLevelTrainer(vocab_size=10, min_frequency=-1)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"good words\nbad \xff byte\n")
+    with pytest.raises(W.WordLevelError, match=r"bad.txt: not valid UTF-8 .* at byte 15"):
+        train_wordlevel([str(bad)], vocab_size=10)

@@ -25,6 +25,7 @@ Specification
 from __future__ import annotations
 
 import json
+import operator
 import os
 from typing import Iterable, Mapping, Sequence
 
@@ -186,7 +187,7 @@ class CharTokenizer:
         inv, pad = self._inv, self._pad_id
         out = []
         for i in ids:
-            i = int(i)
+            i = operator.index(i)  # an int (numpy's too), not "12" nor 5.9 (int() took both)
             if i == pad:
                 continue
             tok = inv.get(i)

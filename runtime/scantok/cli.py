@@ -139,13 +139,26 @@ def _token_stream(enc, args, label: str) -> Iterator[list[int]]:
         args.progress == "auto" and sys.stderr.isatty() and (size is None or size >= PROGRESS_MIN)
     )
     progress = _Progress(size, show, label)
+    where = [0, 0]  # the offsets of the last chunk read and of the one after it
+
+    def chunks():
+        for b in _chunks(f, args.chunk_size, progress):
+            where[0], where[1] = where[1], where[1] + len(b)
+            yield b
+
     try:
         if args.allow_special:
             # special tokens can straddle chunk boundaries: read the whole input
-            data = b"".join(_chunks(f, args.chunk_size, progress))
-            yield enc.encode(data.decode("utf-8", "replace"), allowed_special="all")
+            data = b"".join(chunks())
+            where[0] = 0
+            yield enc.encode(data.decode("utf-8", args.errors), allowed_special="all")
         else:
-            yield from enc.encode_ordinary_stream(_chunks(f, args.chunk_size, progress))
+            yield from enc.encode_ordinary_stream(chunks(), errors=args.errors)
+    except UnicodeDecodeError as e:
+        # (the incremental decoder holds back an incomplete character: at most 3 bytes before)
+        at = max(0, where[0] + e.start) if e.start >= 0 else where[0]
+        raise SystemExit(f"scantok: {args.input}: not valid UTF-8 ({e.reason}) near byte {at}; "
+                         "--errors replace reads such bytes as U+FFFD") from None
     finally:
         progress.close()
         if f is not sys.stdin.buffer:
@@ -211,6 +224,9 @@ def _read_ids(args) -> list[int]:
 def cmd_decode(args) -> int:
     enc = _encoding(args.encoding)
     ids = _read_ids(args)
+    bad = next((i for i, t in enumerate(ids) if not 0 <= t < 2**32), None)
+    if bad is not None:
+        raise SystemExit(f"scantok: token id {ids[bad]} (the {bad + 1}th) is not in [0, 2**32)")
     try:
         data = enc.decode_bytes(ids)
     except (KeyError, OverflowError) as e:
@@ -319,6 +335,10 @@ def cmd_train(args) -> int:
     if not out.endswith((".tiktoken", ".json")):
         raise SystemExit(f"scantok: -o {out!r}: the output must end in .tiktoken (tiktoken ranks) "
                          "or .json (a HuggingFace tokenizer.json)")
+    for path in args.files:  # train_bpe takes a list of str whose first is not a file as texts
+        if not os.path.isfile(path):
+            raise SystemExit(f"scantok train: {path}: no such file" if not os.path.exists(path)
+                             else f"scantok train: {path}: not a file")
     progress = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     if progress:
         try:
@@ -355,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--allow-special", action="store_true", help="encode special-token text (e.g. <|endoftext|>) as special tokens (reads the whole input)")
         sp.add_argument("--progress", choices=["auto", "always", "never"], default="auto", help="progress bar on stderr (auto: terminal and input over 8 MB)")
         sp.add_argument("--chunk-size", type=int, default=CHUNK, help=argparse.SUPPRESS)
+        sp.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                        help="input that is not UTF-8: an error (strict, the default) or U+FFFD (replace)")
 
     e = sub.add_parser("encode", help="text -> token ids")
     common(e)
@@ -431,14 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:
             pass
         return 0
-    except FileNotFoundError as e:
+    except (OSError, ValueError) as e:
+        # a user's error (a missing file, a directory, a bad option value, a bad vocabulary or
+        # pattern: VocabError, PatternError and HFError are ValueErrors): a message, no traceback
         raise SystemExit(f"scantok: {e}") from None
-    except Exception as e:
-        from .vocab import VocabError
-
-        if isinstance(e, VocabError):
-            raise SystemExit(f"scantok: {e}") from None
-        raise
 
 
 if __name__ == "__main__":

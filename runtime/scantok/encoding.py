@@ -2,9 +2,11 @@
 rules and error messages, on scantok's compiled scanners and C byte-pair merge."""
 from __future__ import annotations
 
+import array
 import functools
 import operator
 import re
+import sys
 import threading
 
 from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Iterator, Literal, NoReturn, Sequence
@@ -73,13 +75,31 @@ class _Table:
 
     def _add_specials(self, special_tokens: dict[str, int]) -> None:
         for name, tid in special_tokens.items():
+            if not isinstance(name, str):  # as tiktoken, which reads the names as str
+                raise TypeError(f"special token names must be str, got {type(name).__name__}: {name!r}")
+            if not name:  # tiktoken's encode(allowed_special="all") loops forever on one
+                raise ValueError("a special token must not be empty")
+            tid = operator.index(tid)
+            if not 0 <= tid < 2**32:  # tiktoken's Rank is a u32
+                raise OverflowError(f"special token id {tid} for {name!r} is not in [0, 2**32)")
             b = name.encode("utf-8")
-            if not 0 <= tid < 2**32 - 1 or lib.bpe_table_add_special(self.ptr, tid, b, len(b)):
+            if tid == 2**32 - 1 or lib.bpe_table_add_special(self.ptr, tid, b, len(b)):
                 raise ValueError(f"invalid special token id {tid} for {name!r}")
 
     def __init__(self, table: "RankTable", special_tokens: dict[str, int]):
         self.image = None
         raw = table.raw
+        if table.n:
+            # the C tables are indexed by rank (~20 bytes a rank): a rank of 2**30 among 257
+            # tokens took 24 GB; tiktoken's hash map takes any u32
+            ranks = array.array("I", raw[table.ranks_off:table.ranks_off + 4 * table.n])
+            if sys.byteorder != "little":  # RankTable's arrays are little-endian
+                ranks.byteswap()
+            top = max(ranks)
+            if top > 4 * table.n + _SPARSE_RANKS:
+                raise ValueError(f"invalid mergeable_ranks: the largest rank, {top}, is far above the number of "
+                                 f"tokens ({table.n}); scantok's tables are indexed by rank, so ranks must be "
+                                 f"nearly dense (at most 4 × tokens + {_SPARSE_RANKS})")
         buf = ffi.from_buffer("uint8_t[]", raw)
         err = ffi.new("int *")
         err_i = ffi.new("uint32_t *")
@@ -134,9 +154,11 @@ def _utf8(text: str) -> bytes:
 _KEEP_UTF8_MAX = 1 << 22
 
 
-def _utf8_view(text: str) -> "bytes | _Utf8InPlace":
+def _utf8_view(text: str, strict: bool = False) -> "bytes | _Utf8InPlace":
     """text's UTF-8 for one encoder call: in place for a long ASCII str, CPython's own UTF-8 of
-    the str for a non-ASCII one up to _KEEP_UTF8_MAX characters, else a copy."""
+    the str for a non-ASCII one up to _KEEP_UTF8_MAX characters, else a copy.  A lone surrogate
+    is replaced as tiktoken's encode() does, or with strict raises UnicodeEncodeError, as
+    tiktoken's encode_to_numpy (its Rust call takes the str as it is)."""
     if type(text) is str and len(text) >= _IN_PLACE_MIN:
         if text.isascii():
             return _Utf8InPlace(text)
@@ -144,7 +166,12 @@ def _utf8_view(text: str) -> "bytes | _Utf8InPlace":
             try:
                 return _Utf8InPlace(text)
             except UnicodeEncodeError:
-                pass  # lone surrogates: tiktoken's fix-up below
+                if strict:
+                    raise
+    if strict:
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, got {type(text).__name__}")
+        return _utf8_bytes(text)
     return _utf8(text)
 
 
@@ -241,6 +268,10 @@ _CHUNKS_PER_THREAD = 8  # see Encoding._batch
 # calling thread a few calls, and on 3.7 MB of 4 KB documents 2 threads ran 2-4 % faster
 # (in-process A/B, 9 alternating runs, o200k and cl100k on en, code and multi)
 _SHARED_CHUNK_CHARS = 64 << 10
+
+
+# how far above 4 x the token count a rank may be (see _Table): ~20 MB of tables
+_SPARSE_RANKS = 1 << 20
 
 
 def _workers(num_threads) -> int:
@@ -394,6 +425,8 @@ class Encoding:
     # ------------------------------------------------------------------ specials
 
     def _normalize_special(self, allowed_special, disallowed_special):
+        if allowed_special is None:  # tiktoken's TypeError (it takes a set, or "all")
+            raise TypeError("allowed_special must be 'all' or a set of special tokens, not None")
         if not allowed_special and isinstance(disallowed_special, str) and disallowed_special == "all":
             # the default arguments: every special token disallowed, as one frozenset made once
             # (o200k_harmony has 1,088 specials; building the set per call cost ~80 µs)
@@ -499,7 +532,8 @@ class Encoding:
         """Encodes a string into tokens, with tiktoken's special-token rules."""
         # a short text without the special tokens' common prefix holds none of them: with the
         # usual arguments it is encoded as encode_ordinary does, in one C call
-        if not allowed_special and type(disallowed_special) is str and disallowed_special == "all":
+        if not allowed_special and allowed_special is not None and type(disallowed_special) is str \
+                and disallowed_special == "all":
             screen = self._small_screen  # the defaults
         else:
             screen = self._small_screen_for(allowed_special, disallowed_special)
@@ -533,9 +567,10 @@ class Encoding:
         allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> "npt.NDArray[np.uint32]":
-        """Encodes a string into tokens, returning a numpy uint32 array (no Python list)."""
+        """Encodes a string into tokens, returning a numpy uint32 array (no Python list); a lone
+        surrogate is a UnicodeEncodeError, as in tiktoken (encode() replaces it)."""
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
-        data = _utf8_view(text)
+        data = _utf8_view(text, strict=True)
         self._check_disallowed(text, disallowed_special, data)
         return self._encode_general(text, allowed_special, True, data)
 
@@ -792,7 +827,8 @@ class Encoding:
         """``len(self.encode(text, ...))`` without building the list."""
         # a short text: encode's short-text path (a list of a few ids costs less than the
         # general path's calls)
-        if not allowed_special and type(disallowed_special) is str and disallowed_special == "all":
+        if not allowed_special and allowed_special is not None and type(disallowed_special) is str \
+                and disallowed_special == "all":
             screen = self._small_screen
         else:
             screen = self._small_screen_for(allowed_special, disallowed_special)

@@ -214,7 +214,7 @@ def train_bpe(files_or_iterator: Any, *, vocab_size: int, pattern: str = "gpt2",
     existing file (then every item must); pass ``os.PathLike`` items or a generator to be explicit. ``pattern``: a compiled scanner's name or pattern string; ``"gpt2"``
     is HF's ``ByteLevel(use_regex=True)``, any other P is HF's ``Split(Regex(P), "isolated")``
     followed by ``ByteLevel(use_regex=False)``. ``vocab_size``: special tokens + 256 bytes +
-    merges. ``num_threads``: counting threads (default: all cores). ``scheduler``: a
+    merges. ``num_threads``: counting threads (default, and at most: the usable CPUs). ``scheduler``: a
     ``dask.distributed.Client`` to count on a cluster. ``progress``: progress bars on stderr.
 
     >>> bpe = train_bpe(["hug hug pug"], vocab_size=260, special_tokens=["<s>"])
@@ -229,7 +229,9 @@ def train_bpe(files_or_iterator: Any, *, vocab_size: int, pattern: str = "gpt2",
         _check_int("max_token_length", max_token_length, 1)
     if num_threads is None:
         num_threads = _default_threads()
-    _check_int("num_threads", num_threads, 1)
+    # at most the usable CPUs: each thread keeps a piece counter (a million threads asked for
+    # ran out of memory)
+    num_threads = min(_check_int("num_threads", num_threads, 1), _default_threads())
     from ..scanner import scanner
 
     dfa = scanner(_HF_READING.get(scanner_name, scanner_name))._dfa

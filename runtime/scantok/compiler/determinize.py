@@ -24,6 +24,11 @@ from .classes import partition
 from .nfa import NFA
 
 STATE_LIMIT = 20000
+# Threads stepped over the whole subset construction (DFA states x classes x threads a state
+# holds): a bound on the time a pattern may take, as STATE_LIMIT bounds the size.  Counted
+# repetitions nest into large NFAs whose few DFA states each hold thousands of threads:
+# (?:[ab]{1,100}){1,100} ran 95 s, (?:x{1,1000}y){1,1000} did not finish.
+WORK_LIMIT = 20_000_000
 
 
 class DFAError(ValueError):
@@ -159,9 +164,13 @@ def determinize(nfa: NFA) -> DFA:
     index: dict[tuple, int] = {(): 0, tuple(start_items): 1}
     order = [(), tuple(start_items)]
     trans: list[list[tuple[int, bool]]] = []
-    i = 0
+    i = work = 0
     while i < len(order):
         items = order[i]
+        work += len(items) * len(classes)
+        if work > WORK_LIMIT:
+            raise DFAError(f"pattern too complex to compile: its subset construction passes {WORK_LIMIT:,} "
+                           f"thread steps at {len(order)} DFA states (nested counted repetitions multiply)")
         row = []
         for c in range(len(classes)):
             target, mb = step(items, c)

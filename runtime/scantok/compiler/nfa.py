@@ -23,6 +23,11 @@ class State:
     next: list[int] = field(default_factory=list)  # successors, in priority order
 
 
+# Counted repetitions are expanded into copies of their body, and nested ones multiply:
+# (?:x{1,1000}y){1,1000} is two million states (and gigabytes) before determinization starts.
+NFA_LIMIT = 100_000
+
+
 class NFA:
     def __init__(self) -> None:
         self.states: list[State] = []
@@ -33,6 +38,8 @@ class NFA:
         self.loops: list[tuple[int, int]] = []
 
     def add(self, state: State) -> int:
+        if len(self.states) >= NFA_LIMIT:
+            raise ValueError(f"pattern expands to more than {NFA_LIMIT:,} NFA states (nested counted repetitions multiply)")
         self.states.append(state)
         return len(self.states) - 1
 

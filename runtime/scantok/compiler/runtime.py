@@ -107,6 +107,8 @@ def build_image(pattern: str, flavor: str, unicode_version: str) -> bytes:
         raise
     except (DFAError, ValueError) as e:  # too many states or classes for the engine's tables
         raise PatternError(f"pattern too large for a scanner: {e}", pattern, 0) from None
+    except RecursionError:  # the parser and the NFA builder recurse into groups
+        raise PatternError("pattern nested too deeply", pattern, 0) from None
 
 
 def compile(pattern: str, *, flavor: str = "regex", unicode_version: str | None = None) -> Scanner:

@@ -76,6 +76,13 @@ def open_binary(path: str, compression: str | None) -> BinaryIO:
     return io.BufferedReader(reader, BLOCK)  # type: ignore[arg-type]
 
 
+try:  # a damaged .zst stream raises this, not an OSError as gzip does
+    from zstandard import ZstdError as _ZstdError
+except ImportError:  # (then no .zst file is read at all)
+    class _ZstdError(Exception):
+        pass
+
+
 def _read_error(path: str, e: BaseException) -> CorpusInputError:
     return CorpusInputError(path, None, f"cannot read ({type(e).__name__}): {e}")
 
@@ -256,7 +263,7 @@ def jsonl_batches(path: str, compression: str | None, start: int, end: int | Non
             line += batch.nlines
             yield batch
         counter[0] = line
-    except (OSError, EOFError, ValueError) as e:
+    except (OSError, EOFError, ValueError, _ZstdError) as e:
         if isinstance(e, CorpusError):
             raise
         raise _read_error(path, e) from None
@@ -282,7 +289,7 @@ class LargeText:
                 if not block:
                     return
                 yield block
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, _ZstdError) as e:
             raise _read_error(self.path, e) from None
         finally:
             f.close()
@@ -317,7 +324,7 @@ def text_document(path: str, compression: str | None, size: int, bad: BadDocumen
     f = open_binary(path, compression)
     try:
         data = f.read()
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, _ZstdError) as e:
         raise _read_error(path, e) from None
     finally:
         f.close()

@@ -7,6 +7,7 @@ import re
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..threadpool import map_all, usable_cpus
+from .args import u32
 from .errors import UnsupportedComponentError, WordLevelError, _batch_surrogate_error, _check_text, _surrogate_error
 from .native import _native
 from .normalizers import _NORM_NAMES, _NS, _norm_steps
@@ -414,6 +415,10 @@ class WordLevel:
             raise TypeError("encode_batch() expects a sequence of strings, not a single str")
         if num_threads is None:
             num_threads = os.cpu_count() or 1
+        elif isinstance(num_threads, bool) or not isinstance(num_threads, int):
+            raise TypeError(f"encode_batch(): num_threads must be an int or None, got {type(num_threads).__name__}")
+        elif num_threads < 1:
+            raise ValueError(f"encode_batch(): num_threads must be at least 1, got {num_threads}")
         try:
             return self._encode_batch(texts, num_threads, with_offsets, as_numpy)
         except UnicodeEncodeError as err:  # a lone surrogate (the one-call path's strict UTF-8)
@@ -477,8 +482,9 @@ class WordLevel:
         """As HF with no decoder: the tokens joined by spaces; unknown ids are skipped, and so
         are special added tokens when ``skip_special_tokens``."""
         out = []
-        for i in ids:
-            tok = self.id_to_token(int(i))
+        for k, i in enumerate(ids):
+            # as tokenizers reads ids: an int (TypeError for "1" or 2.7), 0 <= id < 2**32
+            tok = self.id_to_token(u32(i, f"ids[{k}]"))
             if tok is None or (skip_special_tokens and tok in self._special):
                 continue
             out.append(tok)

@@ -5,7 +5,7 @@ import os
 from collections import Counter
 from typing import Any, Iterator, Sequence
 
-from .errors import _check_text
+from .errors import WordLevelError, _check_text
 from .models import WordLevel
 from .native import _native
 
@@ -55,7 +55,13 @@ def train_wordlevel(files_or_iterator: Any, *, vocab_size: int, min_frequency: i
         raise ValueError("vocab_size must be a non-negative integer")
     proto = WordLevel({}, unk_token, normalizer, pre_tokenizer, lowercase=lowercase,
                       split_on_cjk=split_on_cjk, split_on_punctuation=split_on_punctuation)
+    if isinstance(special_tokens, (str, bytes)):  # a list of tokens, not one (HF: TypeError)
+        raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}")
     specials = list(special_tokens)
+    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int):
+        raise TypeError(f"min_frequency must be an int, not {type(min_frequency).__name__}")
+    if min_frequency < 0:  # (HF: OverflowError, an unsigned int)
+        raise OverflowError(f"min_frequency must be >= 0, got {min_frequency}")
 
     if isinstance(files_or_iterator, (str, os.PathLike)):
         files_or_iterator = [files_or_iterator]
@@ -72,12 +78,17 @@ def train_wordlevel(files_or_iterator: Any, *, vocab_size: int, min_frequency: i
     def sequences() -> Iterator[tuple[str, bool]]:
         if is_files:
             for f in files_or_iterator:
-                with open(f, "r", encoding="utf-8", newline="") as fh:
-                    if whole_text_ok:
-                        yield fh.read(), True
-                    else:
-                        for line in _lines_with_ending(fh.read()):
-                            yield line, False
+                with open(f, "rb") as fh:
+                    raw = fh.read()
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise WordLevelError(f"{os.fspath(f)}: not valid UTF-8 ({e.reason}) at byte {e.start}") from None
+                if whole_text_ok:
+                    yield text, True
+                else:
+                    for line in _lines_with_ending(text):
+                        yield line, False
         else:
             for k, s in enumerate(files_or_iterator):
                 if not isinstance(s, str):
