@@ -369,3 +369,16 @@ def test_damaged_zst_input_is_a_corpus_input_error(tmp_path):
     bad.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(range(256)) * 2)
     with pytest.raises(sc.CorpusInputError, match="bad.jsonl.zst"):
         sc.encode_files([str(bad)], str(tmp_path / "out"), encoding="cl100k_base")
+
+
+def test_arguments_checked(tmp_path):
+    """field=None was an AttributeError deep in a reader, num_workers=0 or -1 was taken (a probe,
+    session 28)."""
+    src = tmp_path / "a.jsonl"
+    src.write_text('{"text": "hi"}\n')
+    with pytest.raises(TypeError, match="field"):
+        sc.encode_files([str(src)], str(tmp_path / "o1"), encoding="cl100k_base", field=None)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="num_workers"):
+            sc.encode_files([str(src)], str(tmp_path / "o2"), encoding="cl100k_base", num_workers=bad)
+    assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()

@@ -373,6 +373,10 @@ def encode_files(
         raise ValueError(f"errors must be 'strict' or 'skip', got {errors!r}")
     if shard_bytes < 1:
         raise ValueError("shard_bytes must be >= 1")
+    if not isinstance(field, str):  # (it had been an AttributeError deep in a reader)
+        raise TypeError(f"field must be a str, not {type(field).__name__}")
+    if num_workers is not None and (isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1):
+        raise ValueError(f"num_workers must be None or an int >= 1, got {num_workers!r}")
     enc, spec, fingerprint = _resolve_encoding(encoding)
     eot = _eot_id(enc, append_eot)
     dtype = _dtype(enc, dtype, eot)
