@@ -538,6 +538,12 @@ def test_encode_to_numpy_refuses_lone_surrogates_as_tiktoken():
             ours.encode_to_numpy(text)
         assert ours.encode(text) == theirs.encode(text)
     assert ours.encode_to_numpy("ab c").tolist() == theirs.encode_to_numpy("ab c").tolist()
+    text = "a\udc00 <|endoftext|>"  # tiktoken checks for disallowed specials first
+    with pytest.raises(ValueError) as want:
+        theirs.encode_to_numpy(text)
+    with pytest.raises(ValueError) as got:
+        ours.encode_to_numpy(text)
+    assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
 
 
 def test_allowed_special_none_is_a_type_error_as_tiktoken():

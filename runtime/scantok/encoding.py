@@ -570,7 +570,12 @@ class Encoding:
         """Encodes a string into tokens, returning a numpy uint32 array (no Python list); a lone
         surrogate is a UnicodeEncodeError, as in tiktoken (encode() replaces it)."""
         allowed_special, disallowed_special = self._normalize_special(allowed_special, disallowed_special)
-        data = _utf8_view(text, strict=True)
+        try:
+            data = _utf8_view(text, strict=True)
+        except UnicodeEncodeError:
+            # tiktoken checks for disallowed special tokens first: that error wins
+            self._check_disallowed(text, disallowed_special)
+            raise
         self._check_disallowed(text, disallowed_special, data)
         return self._encode_general(text, allowed_special, True, data)
 
