@@ -695,7 +695,12 @@ class Campaign:
             self.compare(ours, ref, obj, desc, "encode", t)
             self.compare(ours, ref, obj, desc, "encode(add_special_tokens=False)", t)
             if i < 4:
-                self.compare(ours, ref, obj, desc, "encode(pair)", t)
+                # a pair's overflowing parts are every window of one sequence with every window
+                # of the other (tokenizers' rule): under a max_length of a few tokens, two texts
+                # of ~600 tokens make ~360,000 encodings, which F() then holds twice (seed 2802
+                # ran out of 24 GB here): the pair is cut short then
+                tr = ref.truncation
+                self.compare(ours, ref, obj, desc, "encode(pair)", t[:64] if tr and tr["max_length"] <= 16 else t)
                 self.compare(ours, ref, obj, desc, "encode(words, is_pretokenized=True)", t)
             ids = outcome(lambda s: ref.encode(s).ids, t)
             if isinstance(ids, Raised):
