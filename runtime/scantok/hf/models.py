@@ -205,8 +205,9 @@ class WordLevel:
         return json.dumps(self.to_json(), ensure_ascii=False, indent=2 if pretty else None)
 
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_str(pretty))
+        from ..bpe.export import write_atomic  # whole or not at all, as Tokenizer.save
+
+        write_atomic(path, self.to_str(pretty))
 
     def to_hf(self):
         """The equivalent ``tokenizers.Tokenizer`` (needs the `tokenizers` package)."""

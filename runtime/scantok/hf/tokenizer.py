@@ -543,18 +543,9 @@ class Tokenizer:
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
         """Writes the tokenizer.json to path: whole or not at all (a temporary file beside it,
         renamed over it), so a failure leaves an existing file as it was."""
-        data = self.to_str(pretty).encode("utf-8")
-        path = os.fspath(path)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        from ..bpe.export import write_atomic
+
+        write_atomic(path, self.to_str(pretty))
 
     # -- vocabulary --
     def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
