@@ -1,14 +1,14 @@
 """tokenizer.json fields read as tokenizers' deserializer reads them, for every component
 module of ``scantok.hf``: a value of the wrong JSON type is an error naming where it is, never
 coerced (the string "false" is not False, 1.5 is not an id), so a file tokenizers refuses does
-not load into a tokenizer that gives other results, or fails only when it is used."""
+not load into a tokenizer that gives other results, or fails only when it is used.  (Arguments
+of Python calls are read by ``args``, with the exception types of tokenizers' binding.)"""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .args import U32_END
 from .errors import HFError
-
-U32_END = 1 << 32
 
 
 def flag(spec: Mapping, key: str, default: bool, where: str, error: type = HFError) -> bool:
